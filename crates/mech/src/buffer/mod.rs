@@ -1,0 +1,1 @@
+//! Switch buffer (MMU) accounting.

@@ -1,0 +1,24 @@
+//! Sans-IO mechanisms of lossless fabrics.
+//!
+//! Every mechanism here is a state machine that takes the current time and its inputs and
+//! returns decisions; none reads a clock, does I/O or keeps global state. The simulator
+//! (`headroom-sim`) and the planners only drive them, so each can be unit-tested against the
+//! formulas of the specification on its own.
+//!
+//! Layers, bottom up:
+//! - [`units`]: picosecond [`units::Time`], [`units::Bytes`], [`units::Rate`] and their parsers.
+//! - [`buffer`]: the switch MMU: cells, private/shared/headroom accounting, the dynamic
+//!   threshold and its alpha encodings, the headroom formulas.
+//! - [`pfc`]: IEEE 802.1Qbb priority flow control: the PAUSE generator of a congested
+//!   ingress queue and the pause timers of a paused transmitter.
+//! - [`ecn`]: RED-style ECN marking of egress queues.
+//! - [`cc`]: sender congestion control (DCQCN, or none).
+
+pub mod buffer;
+pub mod cc;
+pub mod ecn;
+pub mod pfc;
+pub mod units;
+
+/// Number of priorities (traffic classes) on a port.
+pub const PRIORITIES: usize = 8;

@@ -1,0 +1,1 @@
+//! Priority flow control.

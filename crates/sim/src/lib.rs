@@ -1,0 +1,4 @@
+//! headroom's packet-level simulator of lossless Ethernet fabrics.
+
+pub mod topology;
+pub mod workload;

@@ -1,0 +1,49 @@
+//! Workloads: the flows a run injects.
+//!
+//! A flow is a message of `size` bytes from one host to another on one priority, starting at
+//! a given time. Generators ([`generators`]) are deterministic functions of their parameters
+//! and a seeded RNG; [`cdf`] reads flow-size distributions; [`hpcc`] reads and writes the ns-3
+//! HPCC simulator's flow list format. The flow list a run uses is always sorted by start
+//! time, then by the order the generators produced it, and numbered in that order.
+
+pub mod cdf;
+pub mod generators;
+pub mod hpcc;
+
+use crate::topology::NodeId;
+use headroom_mech::units::Time;
+
+/// One flow to inject.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FlowSpec {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Priority (0..8).
+    pub prio: u8,
+    /// Message size in bytes (> 0).
+    pub size: u64,
+    /// When the sender starts.
+    pub start: Time,
+    /// Destination port of the 5-tuple (feeds the ECMP hash; the HPCC format carries it).
+    pub dport: u16,
+}
+
+/// Why a workload could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkloadError {
+    /// A file could not be parsed.
+    #[error("{path}:{line}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// 1-based line number (0 when the problem is the whole file).
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A generator parameter is out of range.
+    #[error("{0}")]
+    BadParameter(String),
+}
