@@ -1,1 +1,258 @@
-//! Priority flow control.
+//! Priority flow control (IEEE 802.1Qbb).
+//!
+//! Two halves, one per side of a link:
+//! - [`PauseGenerator`], at a congested switch or NIC ingress, one per (port, priority):
+//!   turns XOFF/XON decisions into PAUSE/RESUME frames and refreshes the PAUSE before its
+//!   timer runs out while the queue is still congested.
+//! - [`PauseTimers`], at a transmitter, one per port: holds the eight pause timers set by
+//!   received frames and answers whether a class may start a frame now.
+//!
+//! A pause quantum is 512 bit times at the port rate. A frame with a non-zero timer pauses
+//! its class from `arrival + response_time` (the peer keeps sending for its response time)
+//! until `arrival + response_time + quanta × 512 bit times`; a zero timer (RESUME) ends the
+//! pause on arrival. A refresh that arrives while a class is paused extends it without a gap.
+//!
+//! Invariants: the generator never sends RESUME without a preceding PAUSE; a frame already
+//! started is never interrupted (the driver only asks [`PauseTimers::is_paused`] before
+//! starting one); paused time is accounted exactly, interval by interval.
+
+use crate::units::{Rate, Time};
+use crate::PRIORITIES;
+use serde::Serialize;
+
+/// Longest pause a frame can ask for.
+pub const MAX_QUANTA: u16 = u16::MAX;
+
+/// Size of a PFC frame on the wire before Ethernet preamble and gap (a minimum frame).
+pub const PFC_FRAME_BYTES: u64 = 64;
+
+/// Duration of `quanta` pause quanta at `rate`.
+pub fn quanta_time(rate: Rate, quanta: u16) -> Time {
+    Rate::serialization(rate, u64::from(quanta) * 512 / 8)
+}
+
+/// How the sender of PAUSE keeps a queue paused and lets it go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PfcConfig {
+    /// Timer carried by each PAUSE.
+    pub quanta: u16,
+    /// Re-send PAUSE before the timer expires while still in XOFF. Refreshes are sent when
+    /// half of the timer has elapsed.
+    pub refresh: bool,
+    /// Send an explicit RESUME (timer 0) on XON; without it the peer resumes when the
+    /// timer expires.
+    pub send_resume: bool,
+}
+
+impl PfcConfig {
+    /// Short refreshed pauses, no RESUME frames: traffic resumes when timers run out.
+    pub fn refresh_mode(quanta: u16) -> Self {
+        PfcConfig { quanta, refresh: true, send_resume: false }
+    }
+    /// One long pause, refreshed only if congestion outlasts it, ended by an explicit RESUME.
+    pub fn explicit_resume_mode() -> Self {
+        PfcConfig { quanta: MAX_QUANTA, refresh: true, send_resume: true }
+    }
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        Self::explicit_resume_mode()
+    }
+}
+
+/// A PFC frame to send: the class and its timer (0 = RESUME).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcFrame {
+    /// Priority whose timer the frame sets.
+    pub prio: u8,
+    /// Timer in quanta; 0 resumes.
+    pub quanta: u16,
+}
+
+/// The PAUSE sender of one (port, priority).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PauseGenerator {
+    xoff: bool,
+    refresh_at: Option<Time>,
+}
+
+impl PauseGenerator {
+    /// Whether the queue is in XOFF.
+    pub fn is_xoff(&self) -> bool {
+        self.xoff
+    }
+
+    /// The queue entered XOFF at `now`: the PAUSE frame to send.
+    pub fn on_xoff(&mut self, now: Time, cfg: &PfcConfig, rate: Rate) -> Option<PfcFrame> {
+        if self.xoff {
+            return None;
+        }
+        self.xoff = true;
+        Some(self.pause(now, cfg, rate))
+    }
+
+    fn pause(&mut self, now: Time, cfg: &PfcConfig, rate: Rate) -> PfcFrame {
+        let half = Time(quanta_time(rate, cfg.quanta).as_ps() / 2);
+        self.refresh_at = (cfg.refresh && half > Time::ZERO).then_some(now + half);
+        PfcFrame { prio: 0, quanta: cfg.quanta }
+    }
+
+    /// The queue left XOFF at `now`: the RESUME to send, if the mode sends one.
+    pub fn on_xon(&mut self, _now: Time, cfg: &PfcConfig) -> Option<PfcFrame> {
+        if !self.xoff {
+            return None;
+        }
+        self.xoff = false;
+        self.refresh_at = None;
+        cfg.send_resume.then_some(PfcFrame { prio: 0, quanta: 0 })
+    }
+
+    /// When the next refresh is due, if one is pending.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.refresh_at
+    }
+
+    /// Sends the refresh PAUSE if it is due at `now` and the queue is still in XOFF.
+    pub fn handle_timeout(&mut self, now: Time, cfg: &PfcConfig, rate: Rate) -> Option<PfcFrame> {
+        match self.refresh_at {
+            Some(t) if self.xoff && t <= now => Some(self.pause(now, cfg, rate)),
+            _ => None,
+        }
+    }
+}
+
+/// The pause timers of one transmitting port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PauseTimers {
+    from: [Time; PRIORITIES],
+    until: [Time; PRIORITIES],
+    accounted_to: [Time; PRIORITIES],
+    paused_total: [Time; PRIORITIES],
+}
+
+impl PauseTimers {
+    /// A frame setting `prio`'s timer to `quanta` arrived at `now`; the port runs at `rate`
+    /// and keeps sending for `response` after a PAUSE arrives.
+    pub fn on_frame(&mut self, now: Time, prio: u8, quanta: u16, rate: Rate, response: Time) {
+        let p = usize::from(prio);
+        self.settle(now, p);
+        if quanta == 0 {
+            self.until[p] = self.until[p].min(now);
+            return;
+        }
+        let already = self.from[p] <= now && now < self.until[p];
+        if !already {
+            self.from[p] = now + response;
+        }
+        self.until[p] = now + response + quanta_time(rate, quanta);
+    }
+
+    fn settle(&mut self, now: Time, p: usize) {
+        let start = self.from[p].max(self.accounted_to[p]);
+        let end = self.until[p].min(now);
+        if end > start {
+            self.paused_total[p] += end - start;
+        }
+        self.accounted_to[p] = self.accounted_to[p].max(now);
+    }
+
+    /// Whether `prio` may not start a frame at `now`.
+    pub fn is_paused(&self, now: Time, prio: u8) -> bool {
+        let p = usize::from(prio);
+        self.from[p] <= now && now < self.until[p]
+    }
+
+    /// When `prio`'s state next changes on its own (pause starts or expires), if it will.
+    pub fn next_change(&self, now: Time, prio: u8) -> Option<Time> {
+        let p = usize::from(prio);
+        if now < self.from[p] && self.from[p] < self.until[p] {
+            Some(self.from[p])
+        } else if now < self.until[p] {
+            Some(self.until[p])
+        } else {
+            None
+        }
+    }
+
+    /// Total time `prio` has been paused up to `now`.
+    pub fn paused_time(&mut self, now: Time, prio: u8) -> Time {
+        let p = usize::from(prio);
+        self.settle(now, p);
+        self.paused_total[p]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R: Rate = Rate::from_gbps(100);
+
+    #[test]
+    fn quanta_are_512_bit_times() {
+        // 512 bits at 100 Gb/s = 5.12 ns.
+        assert_eq!(quanta_time(R, 1), Time(5_120));
+        assert_eq!(quanta_time(R, MAX_QUANTA), Time(5_120 * 65_535));
+    }
+
+    #[test]
+    fn generator_alternates_and_refreshes() {
+        let cfg = PfcConfig::refresh_mode(1000);
+        let mut g = PauseGenerator::default();
+        assert_eq!(g.on_xon(Time::ZERO, &cfg), None, "no RESUME without PAUSE");
+        let f = g.on_xoff(Time::ZERO, &cfg, R).expect("pause");
+        assert_eq!(f.quanta, 1000);
+        assert_eq!(g.on_xoff(Time(1), &cfg, R), None, "already paused");
+        let due = g.poll_timeout().expect("refresh pending");
+        assert_eq!(due, Time(5_120 * 500));
+        assert_eq!(g.handle_timeout(Time(due.0 - 1), &cfg, R), None, "not yet due");
+        assert_eq!(g.handle_timeout(due, &cfg, R).map(|f| f.quanta), Some(1000));
+        assert_eq!(g.poll_timeout(), Some(due + Time(5_120 * 500)));
+        // Refresh mode ends by letting the timer run out: no RESUME frame.
+        assert_eq!(g.on_xon(Time(10), &cfg, ), None);
+        assert_eq!(g.poll_timeout(), None);
+        assert!(!g.is_xoff());
+    }
+
+    #[test]
+    fn explicit_mode_sends_resume() {
+        let cfg = PfcConfig::explicit_resume_mode();
+        let mut g = PauseGenerator::default();
+        assert!(g.on_xoff(Time::ZERO, &cfg, R).is_some());
+        assert_eq!(g.on_xon(Time(5), &cfg), Some(PfcFrame { prio: 0, quanta: 0 }));
+    }
+
+    #[test]
+    fn timers_expire_without_resume() {
+        let mut t = PauseTimers::default();
+        let resp = Time::from_ns(300);
+        t.on_frame(Time::ZERO, 3, 100, R, resp);
+        assert!(!t.is_paused(Time(0), 3), "peer keeps sending for its response time");
+        assert!(t.is_paused(resp, 3));
+        assert!(!t.is_paused(resp, 2), "other classes keep flowing");
+        let end = resp + quanta_time(R, 100);
+        assert!(t.is_paused(Time(end.0 - 1), 3));
+        assert!(!t.is_paused(end, 3));
+        assert_eq!(t.next_change(Time(1), 3), Some(resp));
+        assert_eq!(t.next_change(resp, 3), Some(end));
+        assert_eq!(t.paused_time(end + Time(1000), 3), quanta_time(R, 100));
+    }
+
+    #[test]
+    fn refresh_extends_without_gap_and_resume_ends() {
+        let mut t = PauseTimers::default();
+        let resp = Time::from_ns(100);
+        t.on_frame(Time::ZERO, 3, 100, R, resp);
+        let mid = Time::from_ns(200);
+        t.on_frame(mid, 3, 100, R, resp);
+        // Paused continuously from resp to mid + resp + 100 quanta.
+        assert!(t.is_paused(Time::from_ns(250), 3));
+        let end = mid + resp + quanta_time(R, 100);
+        assert!(t.is_paused(Time(end.0 - 1), 3));
+        let resume_at = Time::from_ns(400);
+        t.on_frame(resume_at, 3, 0, R, resp);
+        assert!(!t.is_paused(resume_at, 3));
+        assert_eq!(t.paused_time(Time::from_us(10), 3), resume_at - resp);
+    }
+}
