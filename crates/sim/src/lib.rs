@@ -1,4 +1,26 @@
 //! headroom's packet-level simulator of lossless Ethernet fabrics.
+//!
+//! Layers, bottom up (the mechanisms themselves live in `headroom-mech`):
+//! - [`topology`], [`workload`]: the network and the flows, as plain data, with builders,
+//!   generators and the ns-3 HPCC simulator's file formats;
+//! - [`config`]: the resolved input of one run ([`config::SimConfig`]);
+//! - [`scenario`], [`hpcc_config`]: user input (TOML scenarios, HPCC `config.txt`) translated
+//!   into a `SimConfig`, with errors that name the file, field and reason;
+//! - [`engine`]: events and the `(time, sequence)`-ordered queue;
+//! - [`routing`]: shortest paths and the deterministic ECMP hash;
+//! - [`net`]: ports/links, switches, hosts: the state the events act on;
+//! - [`results`], [`output`]: what a run produces, and the files it is written to.
+//!
+//! Determinism: the same `SimConfig` (seed included) produces identical results. Every
+//! random choice draws from a named stream seeded from the run seed; event ties are broken
+//! by insertion order; maps that are iterated are ordered.
 
+pub mod config;
+pub mod engine;
+pub mod hpcc_config;
+pub mod net;
+pub mod results;
+pub mod routing;
+pub mod scenario;
 pub mod topology;
 pub mod workload;

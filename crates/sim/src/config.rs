@@ -1,0 +1,418 @@
+//! The resolved configuration of one simulation run.
+//!
+//! [`SimConfig`] is what the engine consumes: every value is concrete (no file paths, no
+//! unit strings, no "default" markers). Scenario files (`crate::scenario`) and the ns-3 HPCC
+//! simulator's config files (`crate::hpcc`) are both translated into it, so the engine has one
+//! input and the translators carry all validation of user input.
+//!
+//! Invariants a valid config keeps (checked by [`SimConfig::validate`]): the topology is
+//! structurally valid, every flow names two distinct hosts and a priority below 8 with a
+//! non-zero size, packet sizes are non-zero, and a run has a way to stop (a stop time, or
+//! flows that can all finish).
+
+use crate::topology::{NodeKind, Topology};
+use crate::workload::FlowSpec;
+use headroom_mech::buffer::formula::{self, SonicInputs};
+use headroom_mech::buffer::mmu::Reservation;
+use headroom_mech::buffer::Alpha;
+use headroom_mech::cc::DcqcnConfig;
+use headroom_mech::ecn::RedConfig;
+use headroom_mech::pfc::PfcConfig;
+use headroom_mech::units::{Rate, Time};
+use serde::Serialize;
+
+/// Everything one run needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimConfig {
+    /// The network.
+    pub topology: Topology,
+    /// Flows to inject, sorted by start time.
+    pub flows: Vec<FlowSpec>,
+    /// Stop at this simulated time even if flows are still running.
+    pub stop_time: Option<Time>,
+    /// Seed of every random choice made during the run (ECN marking, link errors).
+    pub seed: u64,
+    /// Link-layer parameters.
+    pub link: LinkConfig,
+    /// Switch parameters (all switches alike).
+    pub switch: SwitchConfig,
+    /// Host / NIC parameters (all hosts alike).
+    pub host: HostConfig,
+    /// What to record while running.
+    pub record: RecordConfig,
+}
+
+/// Link-layer parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkConfig {
+    /// Bytes of preamble + inter-frame gap paid on the wire by every frame (20 on Ethernet).
+    pub frame_overhead: u64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { frame_overhead: 20 }
+    }
+}
+
+/// How much headroom each lossless PG of a port gets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum HeadroomSizing {
+    /// A fixed number of bytes on every port.
+    Fixed(u64),
+    /// The PFC guide's formula from each port's rate and delay, with the given MTUs.
+    PfcGuide {
+        /// Largest frame this chip may be sending (any queue).
+        mtu_r: u64,
+        /// Largest frame of the paused class.
+        mtu_s: u64,
+        /// Peer response bytes.
+        response: u64,
+    },
+    /// The DSH paper's eta: `2 (C D + MTU) + 3840`.
+    Dsh {
+        /// MTU.
+        mtu: u64,
+    },
+    /// SONiC's well-known formula; rate, delay and cell size come from the port and switch.
+    SonicGeneric {
+        /// Port MTU.
+        port_mtu: u64,
+        /// Lossless MTU.
+        lossless_mtu: u64,
+        /// Small-packet percentage.
+        small_packet_percent: u64,
+        /// MAC/PHY bytes.
+        mac_phy_bytes: u64,
+        /// Gearbox delay.
+        gearbox_delay: Time,
+        /// Peer response for speeds without a quanta entry.
+        default_peer_response: u64,
+    },
+    /// The ns-3 HPCC simulator's switch: `3 × rate × delay` per port.
+    HpccCompat,
+}
+
+impl HeadroomSizing {
+    /// Headroom in bytes for a port of `rate` and one-way `delay`, with `cell_bytes` cells.
+    pub fn bytes(&self, rate: Rate, delay: Time, cell_bytes: u32) -> u64 {
+        match self {
+            HeadroomSizing::Fixed(b) => *b,
+            HeadroomSizing::PfcGuide { mtu_r, mtu_s, response } => {
+                formula::pfc_guide(rate, delay, *mtu_r, *mtu_s, *response)
+            }
+            HeadroomSizing::Dsh { mtu } => formula::dsh_eta(rate, delay, *mtu),
+            HeadroomSizing::SonicGeneric {
+                port_mtu,
+                lossless_mtu,
+                small_packet_percent,
+                mac_phy_bytes,
+                gearbox_delay,
+                default_peer_response,
+            } => formula::sonic_generic(&SonicInputs {
+                rate,
+                one_way: delay,
+                port_mtu: *port_mtu,
+                lossless_mtu: *lossless_mtu,
+                cell_bytes: u64::from(cell_bytes),
+                small_packet_percent: *small_packet_percent,
+                mac_phy_bytes: *mac_phy_bytes,
+                gearbox_delay: *gearbox_delay,
+                default_peer_response: *default_peer_response,
+            }),
+            HeadroomSizing::HpccCompat => 3 * formula::bytes_on_cable(rate, delay),
+        }
+    }
+}
+
+/// How the ingress alpha of each port is chosen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum AlphaPolicy {
+    /// The same alpha on every port.
+    Fixed(Alpha),
+    /// The ns-3 HPCC simulator's rule: `base` at `nic_rate`, doubled for each doubling of
+    /// the port rate above it.
+    ScaledByRate {
+        /// Alpha at the NIC rate.
+        base: Alpha,
+        /// The NIC rate.
+        nic_rate: Rate,
+    },
+}
+
+impl AlphaPolicy {
+    /// The alpha of a port of `rate`.
+    pub fn for_rate(&self, rate: Rate) -> Alpha {
+        match self {
+            AlphaPolicy::Fixed(a) => *a,
+            AlphaPolicy::ScaledByRate { base, nic_rate } => {
+                let mut a = *base;
+                let mut r = nic_rate.bps().max(1);
+                while r * 2 <= rate.bps() {
+                    a = a.doubled();
+                    r *= 2;
+                }
+                a
+            }
+        }
+    }
+}
+
+/// Egress scheduling between the eight queues of a port.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedulerConfig {
+    /// Bit i set: queue i is served by strict priority (higher index first) before any
+    /// DWRR queue.
+    pub strict: u8,
+    /// DWRR quantum in bytes per round, scaled by each queue's weight.
+    pub quantum: u64,
+    /// DWRR weight per queue.
+    pub weights: [u32; 8],
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig { strict: 1 << 7, quantum: 1600, weights: [1; 8] }
+    }
+}
+
+/// Where ECN marking happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum EcnPoint {
+    /// When a packet leaves the queue (on the queue behind it).
+    Dequeue,
+    /// When a packet joins the queue (on the queue in front of it).
+    Enqueue,
+}
+
+/// ECN marking of data packets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EcnConfig {
+    /// Whether switches mark at all.
+    pub enabled: bool,
+    /// Where marking happens.
+    pub point: EcnPoint,
+    /// Thresholds per port rate; `None` scales the DCQCN defaults with each port's rate.
+    pub red: Option<RedConfig>,
+    /// Per-rate overrides (rate in bit/s → thresholds), as the HPCC config's KMIN/KMAX maps.
+    pub by_rate: Vec<(Rate, RedConfig)>,
+}
+
+impl EcnConfig {
+    /// Thresholds for a port of `rate`.
+    pub fn red_for(&self, rate: Rate) -> RedConfig {
+        if let Some((_, r)) = self.by_rate.iter().find(|(k, _)| *k == rate) {
+            return *r;
+        }
+        self.red.unwrap_or_else(|| RedConfig::scaled(rate))
+    }
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig { enabled: true, point: EcnPoint::Dequeue, red: None, by_rate: Vec::new() }
+    }
+}
+
+/// Switch parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SwitchConfig {
+    /// Shared buffer size per switch, bytes.
+    pub buffer_bytes: u64,
+    /// MMU cell size, bytes.
+    pub cell_bytes: u32,
+    /// Private bytes per ingress PG.
+    pub private_bytes: u64,
+    /// Headroom per lossless PG.
+    pub headroom: HeadroomSizing,
+    /// Where static headroom is reserved.
+    pub reservation: Reservation,
+    /// Ingress alpha per port.
+    pub alpha: AlphaPolicy,
+    /// Egress alpha of lossy queues.
+    pub egress_alpha: Alpha,
+    /// XON offset, bytes.
+    pub xon_offset: u64,
+    /// Bit i set: priority i is lossless.
+    pub lossless: u8,
+    /// PAUSE generation.
+    pub pfc: PfcConfig,
+    /// Bytes a transmitter still sends after a PAUSE arrives (its response time, as bytes
+    /// at its own rate).
+    pub response_bytes: u64,
+    /// Egress scheduler.
+    pub scheduler: SchedulerConfig,
+    /// ECN marking.
+    pub ecn: EcnConfig,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: 32 << 20,
+            cell_bytes: 80,
+            private_bytes: 0,
+            headroom: HeadroomSizing::PfcGuide {
+                mtu_r: formula::MAX_FRAME_BYTES,
+                mtu_s: formula::MAX_FRAME_BYTES,
+                response: formula::PEER_RESPONSE_BYTES,
+            },
+            reservation: Reservation::PerPg,
+            alpha: AlphaPolicy::Fixed(Alpha::from_dynamic_th(-3).unwrap_or_else(|_| {
+                unreachable!("-3 is within dynamic_th's range")
+            })),
+            egress_alpha: Alpha::from_dynamic_th(0)
+                .unwrap_or_else(|_| unreachable!("0 is within dynamic_th's range")),
+            xon_offset: 3 * 1024,
+            lossless: 1 << 3,
+            pfc: PfcConfig::default(),
+            response_bytes: formula::PEER_RESPONSE_BYTES,
+            scheduler: SchedulerConfig::default(),
+            ecn: EcnConfig::default(),
+        }
+    }
+}
+
+/// End-to-end congestion control of every flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum CcConfig {
+    /// Line rate, PFC only.
+    None,
+    /// DCQCN.
+    Dcqcn(DcqcnConfig),
+}
+
+/// Host / NIC parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostConfig {
+    /// Payload bytes per data packet.
+    pub mtu_payload: u64,
+    /// Header bytes added to every data packet (Ethernet, IP, UDP, transport).
+    pub header_bytes: u64,
+    /// Size of an ACK/NACK frame.
+    pub ack_bytes: u64,
+    /// Size of a CNP frame.
+    pub cnp_bytes: u64,
+    /// Acknowledge every time the received byte count crosses a multiple of this many bytes
+    /// (and always on the last packet). 1 = every packet.
+    pub ack_interval: u64,
+    /// Priority of ACKs, NACKs and CNPs.
+    pub ack_prio: u8,
+    /// Receiver sends at most one CNP per flow per this interval.
+    pub cnp_interval: Time,
+    /// Go-back-N retransmission timeout.
+    pub rto: Time,
+    /// Congestion control.
+    pub cc: CcConfig,
+    /// Pace each flow at its congestion-control rate (off: line rate bursts).
+    pub pacing: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            mtu_payload: 1000,
+            header_bytes: 48,
+            ack_bytes: 64,
+            cnp_bytes: 64,
+            ack_interval: 1,
+            ack_prio: 7,
+            cnp_interval: Time::from_us(50),
+            rto: Time::from_ms(1),
+            cc: CcConfig::Dcqcn(DcqcnConfig::default()),
+            pacing: true,
+        }
+    }
+}
+
+/// What the run records besides flows and counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RecordConfig {
+    /// Sample occupancy per switch/port/queue and per-flow rates at this interval.
+    pub sample_interval: Option<Time>,
+    /// Stop the run at the first lossless drop, with an error naming it.
+    pub fail_on_lossless_drop: bool,
+}
+
+/// Why a configuration cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The topology is invalid.
+    #[error("topology: {0}")]
+    Topology(#[from] crate::topology::TopologyError),
+    /// A flow is invalid.
+    #[error("flow {index}: {reason}")]
+    Flow {
+        /// Index in the flow list.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A parameter is out of range.
+    #[error("{field}: {reason}")]
+    Parameter {
+        /// Dotted name of the parameter.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl SimConfig {
+    /// A config with default parameters for `topology` and `flows`.
+    pub fn new(topology: Topology, flows: Vec<FlowSpec>) -> Self {
+        SimConfig {
+            topology,
+            flows,
+            stop_time: None,
+            seed: 1,
+            link: LinkConfig::default(),
+            switch: SwitchConfig::default(),
+            host: HostConfig::default(),
+            record: RecordConfig::default(),
+        }
+    }
+
+    /// Checks the invariants listed in the module documentation.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.topology.validate()?;
+        let n = self.topology.nodes.len();
+        for (index, f) in self.flows.iter().enumerate() {
+            let bad = |reason: String| Err(ConfigError::Flow { index, reason });
+            for (what, node) in [("src", f.src), ("dst", f.dst)] {
+                if node.index() >= n {
+                    return bad(format!("{what} {} does not exist ({n} nodes)", node.0));
+                }
+                if self.topology.nodes[node.index()] != NodeKind::Host {
+                    return bad(format!("{what} {} is a switch, not a host", node.0));
+                }
+            }
+            if f.src == f.dst {
+                return bad(format!("src and dst are the same host {}", f.src.0));
+            }
+            if f.prio >= 8 {
+                return bad(format!("priority {} is not in 0..8", f.prio));
+            }
+            if f.size == 0 {
+                return bad("size is 0".into());
+            }
+        }
+        let param = |field, reason: &str| Err(ConfigError::Parameter { field, reason: reason.into() });
+        if self.host.mtu_payload == 0 {
+            return param("host.mtu_payload", "must be > 0");
+        }
+        if self.host.ack_prio >= 8 {
+            return param("host.ack_prio", "must be in 0..8");
+        }
+        if self.switch.cell_bytes == 0 {
+            return param("switch.cell_bytes", "must be > 0");
+        }
+        if self.switch.scheduler.quantum == 0 {
+            return param("switch.scheduler.quantum", "must be > 0");
+        }
+        if self.stop_time.is_none() && self.flows.is_empty() {
+            return param("stop_time", "no flows and no stop time: the run would never end");
+        }
+        Ok(())
+    }
+}

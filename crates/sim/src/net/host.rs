@@ -1,0 +1,399 @@
+//! Hosts: an RDMA-like NIC with reliable, rate-paced flows.
+//!
+//! Sender: each active flow is a queue pair sending MTU-sized packets at its congestion
+//! control rate (paced: the next packet may start one wire-time at that rate after the
+//! previous one). The NIC serves control frames first, then its flows round robin, skipping
+//! flows whose priority is paused or whose pacing time has not come. Go-back-N: a NACK or
+//! a retransmission timeout rewinds the flow to the first unacknowledged byte.
+//!
+//! Receiver: accepts in-order data only; acknowledges every `ack_interval` bytes and the last
+//! packet; answers a gap with one NACK per expected sequence number; turns CE marks into at
+//! most one CNP per flow per `cnp_interval`.
+//!
+//! A flow finishes when its sender has every byte acknowledged; it then leaves the NIC's
+//! active list, so flow state never leaks into the scheduler.
+
+use super::packet::{Kind, Packet};
+use super::Simulation;
+use crate::config::CcConfig;
+use crate::engine::{Event, EventQueue};
+use crate::results::StopReason;
+use crate::workload::FlowSpec;
+use headroom_mech::cc::CongestionControl;
+use headroom_mech::units::Time;
+
+/// One host's NIC.
+#[derive(Debug)]
+pub struct Host {
+    /// Node id.
+    pub node: u32,
+    /// Global index of the NIC port.
+    pub port: u32,
+    /// Flows with data to send or acknowledgements to wait for.
+    pub active: Vec<u32>,
+    rr: usize,
+}
+
+impl Host {
+    /// A NIC with no flows.
+    pub fn new(node: u32, port: u32) -> Self {
+        Host { node, port, active: Vec::new(), rr: 0 }
+    }
+}
+
+/// Sender and receiver state of one flow.
+#[derive(Debug)]
+pub struct Flow {
+    /// Flow id.
+    pub id: u32,
+    /// Source host (index into the host arena).
+    pub src_host: u32,
+    /// Global index of the source NIC port.
+    pub src_port: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// Source node.
+    pub src: u32,
+    /// Priority.
+    pub prio: u8,
+    /// Bytes to deliver.
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// Source port of the 5-tuple.
+    pub sport: u16,
+    /// Destination port of the 5-tuple.
+    pub dport: u16,
+    /// ECMP hash of data packets.
+    pub hash: u64,
+    /// ECMP hash of ACK/NACK/CNP packets (reverse direction).
+    pub rev_hash: u64,
+    /// Next byte to send.
+    snd_nxt: u64,
+    /// First unacknowledged byte.
+    snd_una: u64,
+    /// Earliest time the next packet may start (pacing).
+    next_avail: Time,
+    /// Congestion control.
+    pub cc: CongestionControl,
+    /// Deadline of the pending CC timer event, if any.
+    cc_timer: Option<Time>,
+    /// Deadline of the pending retransmission check.
+    rto_at: Option<Time>,
+    /// Last time the acknowledged byte count advanced (or the flow started).
+    last_progress: Time,
+    /// Receiver: next expected byte.
+    rcv_nxt: u64,
+    /// Receiver: when the last CNP was sent.
+    last_cnp: Option<Time>,
+    /// Receiver: the expected byte a NACK was last sent for.
+    nacked: Option<u64>,
+    /// When the last ACK arrived covering every byte.
+    pub finish: Option<Time>,
+    /// Unloaded FCT.
+    pub ideal_fct: Time,
+    /// Bytes sent again.
+    pub retransmitted: u64,
+    /// Highest byte ever sent (to count retransmissions).
+    high_water: u64,
+}
+
+impl Flow {
+    /// State of flow `id` described by `spec`.
+    pub fn new(
+        id: u32,
+        spec: &FlowSpec,
+        src_host: u32,
+        sport: u16,
+        hash: u64,
+        rev_hash: u64,
+        cc: CongestionControl,
+    ) -> Self {
+        Flow {
+            id,
+            src_host,
+            src_port: 0,
+            dst: spec.dst.0,
+            src: spec.src.0,
+            prio: spec.prio,
+            size: spec.size,
+            start: spec.start,
+            sport,
+            dport: spec.dport,
+            hash,
+            rev_hash,
+            snd_nxt: 0,
+            snd_una: 0,
+            next_avail: Time::ZERO,
+            cc,
+            cc_timer: None,
+            rto_at: None,
+            last_progress: Time::ZERO,
+            rcv_nxt: 0,
+            last_cnp: None,
+            nacked: None,
+            finish: None,
+            ideal_fct: Time::ZERO,
+            retransmitted: 0,
+            high_water: 0,
+        }
+    }
+}
+
+impl Simulation {
+    /// Flow `f` starts: it joins its NIC's active list.
+    pub(super) fn start_flow(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        fl.next_avail = self.now;
+        fl.last_progress = self.now;
+        let h = fl.src_host as usize;
+        self.hosts[h].active.push(f);
+        let port = self.hosts[h].port;
+        self.try_send(port);
+    }
+
+    /// The NIC of host `h` picks its next data packet, or schedules a wake-up when one will
+    /// be allowed.
+    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<u32> {
+        let now = self.now;
+        let host = &self.hosts[h as usize];
+        let port = host.port;
+        let n = host.active.len();
+        let mut wake = Time::MAX;
+        let pacing = self.cfg.host.pacing;
+        for k in 0..n {
+            let i = (self.hosts[h as usize].rr + k) % n;
+            let f = self.hosts[h as usize].active[i] as usize;
+            let fl = &self.flows[f];
+            if fl.snd_nxt >= fl.size {
+                continue;
+            }
+            let pause = &self.ports[port as usize].pause;
+            if pause.is_paused(now, fl.prio) {
+                if let Some(t) = pause.next_change(now, fl.prio) {
+                    wake = wake.min(t);
+                }
+                continue;
+            }
+            if pacing && fl.next_avail > now {
+                wake = wake.min(fl.next_avail);
+                continue;
+            }
+            self.hosts[h as usize].rr = (i + 1) % n;
+            return Some(self.make_data_packet(f as u32));
+        }
+        if wake < Time::MAX {
+            self.schedule_wake(port, wake);
+        }
+        None
+    }
+
+    fn make_data_packet(&mut self, f: u32) -> u32 {
+        let now = self.now;
+        let hc = &self.cfg.host;
+        let overhead = self.cfg.link.frame_overhead;
+        let fl = &mut self.flows[f as usize];
+        let payload = (fl.size - fl.snd_nxt).min(hc.mtu_payload);
+        let mut pk = Packet::new(Kind::Data);
+        pk.prio = fl.prio;
+        pk.flow = f;
+        pk.seq = fl.snd_nxt;
+        pk.payload = payload as u32;
+        pk.size = (payload + hc.header_bytes) as u32;
+        pk.src = fl.src;
+        pk.dst = fl.dst;
+        pk.hash = fl.hash;
+        if fl.snd_nxt < fl.high_water {
+            fl.retransmitted += payload;
+        }
+        fl.snd_nxt += payload;
+        fl.high_water = fl.high_water.max(fl.snd_nxt);
+        let wire = u64::from(pk.size) + overhead;
+        fl.next_avail = now + fl.cc.rate().serialization(wire);
+        fl.cc.on_bytes_sent(now, wire);
+        self.ledger.sent += payload;
+        self.ledger.in_flight += payload;
+        self.arm_cc_timer(f);
+        self.arm_rto(f);
+        self.arena.alloc(pk)
+    }
+
+    /// Makes sure a CC timer event is pending for the flow's earliest CC deadline.
+    fn arm_cc_timer(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let Some(t) = fl.cc.poll_timeout() {
+            let t = t.max(self.now);
+            if fl.cc_timer.is_none_or(|pending| t < pending) {
+                fl.cc_timer = Some(t);
+                self.queue.push(t, Event::CcTimer { flow: f });
+            }
+        }
+    }
+
+    /// The CC timer of flow `f` fired.
+    pub(super) fn cc_timer(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.cc_timer != Some(now) {
+            return; // superseded by an earlier deadline that already ran
+        }
+        fl.cc_timer = None;
+        if fl.finish.is_some() {
+            return;
+        }
+        fl.cc.handle_timeout(now);
+        self.arm_cc_timer(f);
+    }
+
+    fn arm_rto(&mut self, f: u32) {
+        let rto = self.cfg.host.rto;
+        let fl = &mut self.flows[f as usize];
+        if fl.rto_at.is_none() && fl.finish.is_none() {
+            let t = self.now + rto;
+            fl.rto_at = Some(t);
+            self.queue.push(t, Event::Rto { flow: f });
+        }
+    }
+
+    /// The retransmission check of flow `f` fired: go back if nothing was acknowledged for
+    /// a whole timeout while bytes are outstanding.
+    pub(super) fn rto(&mut self, f: u32) {
+        let now = self.now;
+        let rto = self.cfg.host.rto;
+        let fl = &mut self.flows[f as usize];
+        fl.rto_at = None;
+        if fl.finish.is_some() {
+            return;
+        }
+        if fl.snd_una < fl.snd_nxt && now - fl.last_progress >= rto {
+            fl.snd_nxt = fl.snd_una;
+            fl.last_progress = now;
+            let port = self.hosts[fl.src_host as usize].port;
+            self.try_send(port);
+        }
+        let fl = &self.flows[f as usize];
+        if fl.snd_una < fl.size {
+            let next = (fl.last_progress + rto).max(now + Time(1));
+            self.flows[f as usize].rto_at = Some(next);
+            self.queue.push(next, Event::Rto { flow: f });
+        }
+    }
+
+    /// Queues a control frame (ACK/NACK/CNP) of flow `f` from its receiver.
+    fn send_ctrl(&mut self, h: u32, f: u32, kind: Kind, seq: u64) {
+        let hc = &self.cfg.host;
+        let fl = &self.flows[f as usize];
+        let mut pk = Packet::new(kind);
+        pk.prio = hc.ack_prio;
+        pk.flow = f;
+        pk.seq = seq;
+        pk.size = if kind == Kind::Cnp { hc.cnp_bytes } else { hc.ack_bytes } as u32;
+        pk.src = fl.dst;
+        pk.dst = fl.src;
+        pk.hash = fl.rev_hash;
+        let idx = self.arena.alloc(pk);
+        let port = self.hosts[h as usize].port;
+        self.ports[port as usize].ctrl.push_back(idx);
+        self.try_send(port);
+    }
+
+    /// A frame arrived at host `h`.
+    pub(super) fn host_receive(&mut self, h: u32, pkt: u32) {
+        let pk = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let f = pk.flow;
+        match pk.kind {
+            Kind::Data => {
+                self.ledger.in_flight -= u64::from(pk.payload);
+                self.ledger.delivered += u64::from(pk.payload);
+                self.receive_data(h, f, &pk);
+            }
+            Kind::Ack => self.receive_ack(f, pk.seq, false),
+            Kind::Nack => self.receive_ack(f, pk.seq, true),
+            Kind::Cnp => {
+                self.flows[f as usize].cc.on_cnp(self.now);
+                self.arm_cc_timer(f);
+            }
+            Kind::Pfc | Kind::Free => unreachable!("PFC frames are handled by the port"),
+        }
+    }
+
+    fn receive_data(&mut self, h: u32, f: u32, pk: &Packet) {
+        let now = self.now;
+        let cnp_interval = self.cfg.host.cnp_interval;
+        let ack_interval = self.cfg.host.ack_interval.max(1);
+        let cc_on = !matches!(self.cfg.host.cc, CcConfig::None);
+        let fl = &mut self.flows[f as usize];
+        let send_cnp = cc_on
+            && pk.ce
+            && fl.last_cnp.is_none_or(|t| now - t >= cnp_interval);
+        if send_cnp {
+            fl.last_cnp = Some(now);
+        }
+        let mut reply = None;
+        if pk.seq == fl.rcv_nxt {
+            let before = fl.rcv_nxt;
+            fl.rcv_nxt += u64::from(pk.payload);
+            fl.nacked = None;
+            if fl.rcv_nxt >= fl.size || fl.rcv_nxt / ack_interval > before / ack_interval {
+                reply = Some((Kind::Ack, fl.rcv_nxt));
+            }
+        } else if pk.seq > fl.rcv_nxt {
+            if fl.nacked != Some(fl.rcv_nxt) {
+                fl.nacked = Some(fl.rcv_nxt);
+                reply = Some((Kind::Nack, fl.rcv_nxt));
+            }
+        } else {
+            // A duplicate from a go-back-N rewind: re-acknowledge so the sender catches up.
+            reply = Some((Kind::Ack, fl.rcv_nxt));
+        }
+        let rcv_host = h;
+        if send_cnp {
+            self.send_ctrl(rcv_host, f, Kind::Cnp, 0);
+        }
+        if let Some((kind, seq)) = reply {
+            self.send_ctrl(rcv_host, f, kind, seq);
+        }
+    }
+
+    fn receive_ack(&mut self, f: u32, seq: u64, nack: bool) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.finish.is_some() {
+            return;
+        }
+        if seq > fl.snd_una {
+            fl.snd_una = seq;
+            fl.last_progress = now;
+            fl.snd_nxt = fl.snd_nxt.max(seq);
+        }
+        if nack && seq < fl.snd_nxt {
+            fl.snd_nxt = seq;
+        }
+        if fl.snd_una >= fl.size {
+            fl.finish = Some(now);
+            let host = fl.src_host as usize;
+            let active = &mut self.hosts[host].active;
+            if let Some(i) = active.iter().position(|&x| x == f) {
+                active.remove(i);
+                let len = active.len();
+                let rr = &mut self.hosts[host].rr;
+                if *rr > i {
+                    *rr -= 1;
+                }
+                if *rr >= len {
+                    *rr = 0;
+                }
+            }
+            self.finished_flows += 1;
+            if self.finished_flows == self.flows.len() {
+                self.stop = Some(StopReason::AllFlowsDone);
+            }
+            return;
+        }
+        if nack {
+            let port = self.hosts[fl.src_host as usize].port;
+            self.try_send(port);
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! The network model: ports and links, switches, hosts, flows, driven by the event loop.
+//!
+//! [`Simulation`] owns every piece of state in flat arenas addressed by index (ports,
+//! switches, hosts, flows, packets). Each event handler is a method that mutates that state
+//! and schedules further events; the mechanisms (MMU, PFC, ECN, congestion control) are the
+//! sans-IO state machines of `headroom-mech`, which these handlers only drive.
+//!
+//! - [`port`]: transmission on a link: control frames first, then strict priority and DWRR
+//!   among the non-paused queues; serialization and propagation.
+//! - [`switch`]: forwarding, MMU admission/release, PFC generation, ECN marking.
+//! - [`host`]: the RDMA NIC: flow scheduling and pacing, ACK/NACK/CNP, go-back-N, CC.
+//!
+//! Invariants checked by [`Simulation::check_invariants`]: payload bytes sent = delivered +
+//! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
+//! cells of the packets it queues; no packet is lost without being counted.
+
+pub mod host;
+pub mod packet;
+pub mod port;
+pub mod switch;
+
+use crate::config::{CcConfig, ConfigError, SimConfig};
+use crate::engine::{Event, EventQueue, HeapQueue};
+use crate::results::{
+    BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
+    RateSample, RunResults, StopReason, SwitchStats,
+};
+use crate::routing::{self, Routes};
+use crate::topology::{NodeId, NodeKind};
+use headroom_mech::buffer::{Mmu, MmuConfig};
+use headroom_mech::cc::{CongestionControl, Dcqcn};
+use headroom_mech::units::{Rate, Time};
+use host::{Flow, Host};
+use packet::{Arena, Kind};
+use port::Port;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use std::collections::BTreeMap;
+use switch::Switch;
+
+/// Which arena a node lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Host(u32),
+    Switch(u32),
+}
+
+/// Why a simulation could not be built or run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A switch's buffer cannot hold its reservations.
+    #[error("switch {node}: {source}")]
+    Buffer {
+        /// Switch node.
+        node: u32,
+        /// The MMU's complaint.
+        source: headroom_mech::buffer::mmu::MmuError,
+    },
+}
+
+/// A running simulation.
+pub struct Simulation {
+    cfg: SimConfig,
+    now: Time,
+    queue: HeapQueue,
+    ports: Vec<Port>,
+    switches: Vec<Switch>,
+    hosts: Vec<Host>,
+    flows: Vec<Flow>,
+    slots: Vec<Slot>,
+    routes: Routes,
+    arena: Arena,
+    rng_ecn: Pcg64,
+    rng_errors: Pcg64,
+    events: u64,
+    finished_flows: usize,
+    stop: Option<StopReason>,
+    ledger: ByteLedger,
+    drops: BTreeMap<String, u64>,
+    lossless_drops: Vec<LosslessDrop>,
+    pfc_sent: Vec<PfcRecord>,
+    pfc_received: Vec<PfcRecord>,
+    queue_samples: Vec<QueueSample>,
+    buffer_samples: Vec<BufferSample>,
+    rate_samples: Vec<RateSample>,
+    transitions: Vec<headroom_mech::buffer::PgTransition>,
+}
+
+/// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
+pub fn stream_seed(seed: u64, name: &str) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in name.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    routing::mix64(seed ^ h)
+}
+
+impl Simulation {
+    /// Builds the network described by `cfg`.
+    pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
+        cfg.validate()?;
+        let topo = &cfg.topology;
+        let routes = Routes::compute(topo).map_err(ConfigError::from)?;
+        let adj = routing::adjacency(topo);
+
+        // Ports: every node's ports in link order; global index assigned node by node.
+        let mut first_port = Vec::with_capacity(topo.nodes.len());
+        let mut n_ports = 0u32;
+        for a in &adj {
+            first_port.push(n_ports);
+            n_ports += a.len() as u32;
+        }
+        let mut ports = Vec::with_capacity(n_ports as usize);
+        for (node, a) in adj.iter().enumerate() {
+            for (local, &(peer, link)) in a.iter().enumerate() {
+                let l = &topo.links[link];
+                let peer_local = adj[peer.index()]
+                    .iter()
+                    .position(|&(n, li)| n.index() == node && li == link)
+                    .unwrap_or_else(|| unreachable!("adjacency lists both ends of every link"));
+                let red = cfg.switch.ecn.red_for(l.rate);
+                ports.push(Port::new(
+                    node as u32,
+                    local as u16,
+                    first_port[peer.index()] + peer_local as u32,
+                    l.rate,
+                    l.delay,
+                    l.error_rate,
+                    red,
+                ));
+            }
+        }
+
+        let mut slots = Vec::with_capacity(topo.nodes.len());
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        for (node, kind) in topo.nodes.iter().enumerate() {
+            let my_ports: Vec<u32> =
+                (0..adj[node].len() as u32).map(|i| first_port[node] + i).collect();
+            match kind {
+                NodeKind::Switch => {
+                    let s = &cfg.switch;
+                    let mmu_cfg = MmuConfig {
+                        cell_bytes: s.cell_bytes,
+                        buffer_bytes: s.buffer_bytes,
+                        private_bytes: s.private_bytes,
+                        headroom_bytes: my_ports
+                            .iter()
+                            .map(|&p| {
+                                let p = &ports[p as usize];
+                                s.headroom.bytes(p.rate, p.delay, s.cell_bytes)
+                            })
+                            .collect(),
+                        alpha: my_ports
+                            .iter()
+                            .map(|&p| s.alpha.for_rate(ports[p as usize].rate))
+                            .collect(),
+                        egress_alpha: s.egress_alpha,
+                        xon_offset_bytes: s.xon_offset,
+                        lossless: s.lossless,
+                        scheme: headroom_mech::buffer::HeadroomScheme::Sih {
+                            reservation: s.reservation,
+                        },
+                    };
+                    let mmu = Mmu::new(&mmu_cfg)
+                        .map_err(|source| SimError::Buffer { node: node as u32, source })?;
+                    slots.push(Slot::Switch(switches.len() as u32));
+                    switches.push(Switch::new(node as u32, my_ports, mmu, s.buffer_bytes));
+                }
+                NodeKind::Host => {
+                    slots.push(Slot::Host(hosts.len() as u32));
+                    hosts.push(Host::new(node as u32, my_ports[0]));
+                }
+            }
+        }
+
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        // Source ports: per source host, counted from 10000 in flow order.
+        let mut next_sport: BTreeMap<u32, u16> = BTreeMap::new();
+        for (i, spec) in cfg.flows.iter().enumerate() {
+            let src_host = match slots[spec.src.index()] {
+                Slot::Host(h) => h,
+                Slot::Switch(_) => unreachable!("validated: flow endpoints are hosts"),
+            };
+            let sport = next_sport.entry(spec.src.0).or_insert(10_000);
+            let my_sport = *sport;
+            *sport = sport.wrapping_add(1);
+            let line_rate = ports[hosts[src_host as usize].port as usize].rate;
+            let cc = match &cfg.host.cc {
+                CcConfig::None => CongestionControl::None { line_rate },
+                CcConfig::Dcqcn(d) => CongestionControl::Dcqcn(Dcqcn::new(d.clone(), line_rate)),
+            };
+            let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
+            let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
+            let mut flow = Flow::new(i as u32, spec, src_host, my_sport, hash, rev_hash, cc);
+            flow.src_port = hosts[src_host as usize].port;
+            flows.push(flow);
+        }
+
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            queue: HeapQueue::with_capacity(1024),
+            ports,
+            switches,
+            hosts,
+            flows,
+            slots,
+            routes,
+            arena: Arena::default(),
+            rng_ecn: Pcg64::seed_from_u64(stream_seed(cfg.seed, "ecn")),
+            rng_errors: Pcg64::seed_from_u64(stream_seed(cfg.seed, "link-errors")),
+            events: 0,
+            finished_flows: 0,
+            stop: None,
+            ledger: ByteLedger::default(),
+            drops: BTreeMap::new(),
+            lossless_drops: Vec::new(),
+            pfc_sent: Vec::new(),
+            pfc_received: Vec::new(),
+            queue_samples: Vec::new(),
+            buffer_samples: Vec::new(),
+            rate_samples: Vec::new(),
+            transitions: Vec::with_capacity(16),
+            cfg,
+        };
+        for f in 0..sim.flows.len() {
+            let ideal = sim.ideal_fct(f);
+            sim.flows[f].ideal_fct = ideal;
+            let start = sim.flows[f].start;
+            sim.queue.push(start, Event::FlowStart { flow: f as u32 });
+        }
+        if let Some(t) = sim.cfg.stop_time {
+            sim.queue.push(t, Event::Stop);
+        }
+        if let Some(iv) = sim.cfg.record.sample_interval {
+            if iv > Time::ZERO {
+                sim.queue.push(Time::ZERO, Event::Sample);
+            }
+        }
+        Ok(sim)
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Flows finished so far, and the total.
+    pub fn flow_progress(&self) -> (usize, usize) {
+        (self.finished_flows, self.flows.len())
+    }
+
+    /// Why the run ended, once it has.
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        self.stop.as_ref()
+    }
+
+    /// The configuration being run.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Processes events up to and including simulated time `limit`, or until the run ends.
+    /// Returns `true` once the run has ended.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        while self.stop.is_none() {
+            match self.queue.peek_time() {
+                None => {
+                    self.stop = Some(StopReason::Idle);
+                }
+                Some(t) if t > limit => return false,
+                Some(_) => {
+                    let Some(s) = self.queue.pop() else { break };
+                    debug_assert!(s.time >= self.now, "event in the past");
+                    self.now = s.time;
+                    self.events += 1;
+                    self.dispatch(s.event);
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs to the end.
+    pub fn run(mut self) -> RunResults {
+        self.run_until(Time::MAX);
+        self.finish()
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => {
+                self.ports[port as usize].busy = false;
+                self.try_send(port);
+            }
+            Event::Arrive { port, pkt } => self.arrive(port, pkt),
+            Event::Wake { port } => {
+                let p = &mut self.ports[port as usize];
+                if p.wake_at == self.now {
+                    p.wake_at = Time::MAX;
+                }
+                self.try_send(port);
+            }
+            Event::FlowStart { flow } => self.start_flow(flow),
+            Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
+            Event::CcTimer { flow } => self.cc_timer(flow),
+            Event::Rto { flow } => self.rto(flow),
+            Event::Sample => self.sample(),
+            Event::Stop => self.stop = Some(StopReason::StopTime),
+        }
+    }
+
+    /// A frame finished arriving at `port`.
+    fn arrive(&mut self, port: u32, pkt: u32) {
+        let p = &self.ports[port as usize];
+        let error_rate = self.ports[p.peer as usize].error_rate;
+        let kind = self.arena.get(pkt).kind;
+        if kind == Kind::Pfc {
+            self.receive_pfc(port, pkt);
+            return;
+        }
+        if error_rate > 0.0 && rand::Rng::gen::<f64>(&mut self.rng_errors) < error_rate {
+            self.drop_packet(pkt, "corrupted");
+            return;
+        }
+        match self.slots[p.node as usize] {
+            Slot::Switch(s) => self.switch_receive(s, port, pkt),
+            Slot::Host(h) => self.host_receive(h, pkt),
+        }
+    }
+
+    /// Counts a dropped packet and frees it.
+    fn drop_packet(&mut self, pkt: u32, cause: &str) {
+        let p = self.arena.get(pkt);
+        if p.kind == Kind::Data {
+            self.ledger.dropped += u64::from(p.payload);
+            self.ledger.in_flight -= u64::from(p.payload);
+        }
+        *self.drops.entry(cause.to_string()).or_insert(0) += 1;
+        self.arena.free(pkt);
+    }
+
+    /// Takes a time-series sample and schedules the next one.
+    fn sample(&mut self) {
+        for s in &self.switches {
+            let cell = u64::from(s.mmu.cell_bytes());
+            self.buffer_samples.push(BufferSample {
+                time: self.now,
+                node: s.node,
+                used: s.mmu.used_cells() * cell,
+                headroom: s.mmu.headroom_used_cells() * cell,
+            });
+            for &gp in &s.ports {
+                let p = &self.ports[gp as usize];
+                for (q, &bytes) in p.qbytes.iter().enumerate() {
+                    if bytes > 0 {
+                        self.queue_samples.push(QueueSample {
+                            time: self.now,
+                            node: s.node,
+                            port: p.local,
+                            queue: q as u8,
+                            bytes,
+                        });
+                    }
+                }
+            }
+        }
+        for h in &self.hosts {
+            for &f in &h.active {
+                let fl = &self.flows[f as usize];
+                self.rate_samples.push(RateSample {
+                    time: self.now,
+                    flow: f,
+                    gbps: fl.cc.rate().as_gbps_f64(),
+                });
+            }
+        }
+        if let Some(iv) = self.cfg.record.sample_interval {
+            self.queue.push(self.now + iv, Event::Sample);
+        }
+    }
+
+    /// The FCT of a flow alone on its path at line rate: the first packet store-and-forwarded
+    /// hop by hop, the rest streamed at the bottleneck, and the last ACK's return.
+    fn ideal_fct(&self, f: usize) -> Time {
+        let fl = &self.flows[f];
+        let h = &self.cfg.host;
+        let overhead = self.cfg.link.frame_overhead;
+        let path = self.path(fl.src_port, NodeId(fl.dst), fl.hash);
+        let first_payload = fl.size.min(h.mtu_payload);
+        let first = first_payload + h.header_bytes + overhead;
+        let packets = fl.size.div_ceil(h.mtu_payload);
+        let rest = (fl.size - first_payload) + (packets - 1) * (h.header_bytes + overhead);
+        let mut t = Time::ZERO;
+        let mut bottleneck = Rate(u64::MAX);
+        for &gp in &path {
+            let p = &self.ports[gp as usize];
+            t += p.rate.serialization(first) + p.delay;
+            bottleneck = bottleneck.min(p.rate);
+        }
+        t += bottleneck.serialization(rest);
+        let ack = h.ack_bytes + overhead;
+        for &gp in &path {
+            let p = &self.ports[gp as usize];
+            t += p.rate.serialization(ack) + p.delay;
+        }
+        t
+    }
+
+    /// Transmitting ports a packet with `hash` takes from `first` (a host port) to `dst`.
+    fn path(&self, first: u32, dst: NodeId, hash: u64) -> Vec<u32> {
+        let mut path = vec![first];
+        let mut port = first;
+        for _ in 0..self.slots.len() {
+            let next_node = self.ports[self.ports[port as usize].peer as usize].node;
+            let Slot::Switch(s) = self.slots[next_node as usize] else { break };
+            let sw = &self.switches[s as usize];
+            let hops = self.routes.next_hops(NodeId(sw.node), dst);
+            if hops.is_empty() {
+                break;
+            }
+            let local = hops[routing::ecmp_hash(hash, sw.node, hops.len())];
+            port = sw.ports[local as usize];
+            path.push(port);
+        }
+        path
+    }
+
+    /// Checks the conservation invariants; `Err` describes the first violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let l = self.ledger;
+        if l.sent != l.delivered + l.dropped + l.in_flight {
+            return Err(format!(
+                "payload not conserved: sent {} != delivered {} + dropped {} + in flight {}",
+                l.sent, l.delivered, l.dropped, l.in_flight
+            ));
+        }
+        let live: u64 = self
+            .arena
+            .live()
+            .filter(|p| p.kind == Kind::Data)
+            .map(|p| u64::from(p.payload))
+            .sum();
+        if live != l.in_flight {
+            return Err(format!("in-flight ledger {} != live data payload {live}", l.in_flight));
+        }
+        for s in &self.switches {
+            s.mmu.check_conservation().map_err(|e| format!("switch {}: {e}", s.node))?;
+            let queued: u64 = s
+                .ports
+                .iter()
+                .flat_map(|&gp| self.ports[gp as usize].queues.iter())
+                .flatten()
+                .map(|&pk| u64::from(self.arena.get(pk).placement.cells))
+                .sum();
+            if queued != s.mmu.used_cells() {
+                return Err(format!(
+                    "switch {}: queued packets hold {queued} cells, MMU counts {}",
+                    s.node,
+                    s.mmu.used_cells()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the run (if it has not ended) and collects the results.
+    pub fn finish(mut self) -> RunResults {
+        let now = self.now;
+        let mut ports = Vec::with_capacity(self.ports.len());
+        for p in &mut self.ports {
+            let mut st = PortStats {
+                node: p.node,
+                port: p.local,
+                peer: 0,
+                pause_sent: p.pause_sent,
+                resume_sent: p.resume_sent,
+                paused_time: [Time::ZERO; 8],
+                tx_frames: p.tx_frames,
+                tx_bytes: p.tx_bytes,
+                peak_queue: p.peak_qbytes,
+            };
+            for prio in 0..8u8 {
+                st.paused_time[usize::from(prio)] = p.pause.paused_time(now, prio);
+            }
+            ports.push(st);
+        }
+        for i in 0..ports.len() {
+            let peer = self.ports[i].peer as usize;
+            ports[i].peer = self.ports[peer].node;
+        }
+        let switches = self
+            .switches
+            .iter_mut()
+            .map(|s| s.stats(now, &self.cfg.switch))
+            .collect::<Vec<SwitchStats>>();
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| FlowRecord {
+                id: f.id,
+                src: self.cfg.flows[f.id as usize].src.0,
+                dst: f.dst,
+                prio: f.prio,
+                size: f.size,
+                start: f.start,
+                finish: f.finish,
+                ideal_fct: f.ideal_fct,
+                dport: f.dport,
+                sport: f.sport,
+                retransmitted: f.retransmitted,
+            })
+            .collect();
+        RunResults {
+            flows,
+            pfc_sent: self.pfc_sent,
+            pfc_received: self.pfc_received,
+            ports,
+            switches,
+            drops: self.drops,
+            lossless_drops: self.lossless_drops,
+            queue_samples: self.queue_samples,
+            buffer_samples: self.buffer_samples,
+            rate_samples: self.rate_samples,
+            events: self.events,
+            end_time: now,
+            stop_reason: self.stop,
+            bytes: self.ledger,
+            arena_slots: self.arena.capacity_used(),
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Ports and links: what a port sends next, and how long it takes to get there.
+//!
+//! A port is one direction of a full-duplex link: it serializes one frame at a time at its
+//! rate (frame bytes plus the per-frame overhead), and the frame arrives at the peer port
+//! one propagation delay after its last bit. Selection order when the port is idle:
+//! 1. control frames (PFC always; on hosts also ACK/NACK/CNP), never paused if PFC;
+//! 2. (switch) strict-priority queues, highest index first, then DWRR among the others,
+//!    skipping every class whose pause timer is running; (host) the NIC's flow scheduler.
+//!
+//! A port with work it may not send yet (paused class, paced flow) schedules one `Wake` at
+//! the earliest time that can change; a frame already started is always finished.
+
+use super::packet::{Kind, Packet};
+use super::{Simulation, Slot};
+use crate::config::EcnPoint;
+use crate::engine::{Event, EventQueue};
+use crate::results::PfcRecord;
+use headroom_mech::ecn::RedConfig;
+use headroom_mech::pfc::{PauseGenerator, PauseTimers, PFC_FRAME_BYTES};
+use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
+use std::collections::VecDeque;
+
+/// One transmitting port.
+#[derive(Debug)]
+pub struct Port {
+    /// Node owning the port.
+    pub node: u32,
+    /// Index among the node's ports.
+    pub local: u16,
+    /// Global index of the port at the other end.
+    pub peer: u32,
+    /// Link rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Frame error probability on this direction.
+    pub error_rate: f64,
+    /// Serializing a frame.
+    pub busy: bool,
+    /// Control frames waiting.
+    pub ctrl: VecDeque<u32>,
+    /// Egress queues (switches only).
+    pub queues: [VecDeque<u32>; PRIORITIES],
+    /// Bytes in each egress queue.
+    pub qbytes: [u64; PRIORITIES],
+    /// Largest `qbytes` seen.
+    pub peak_qbytes: [u64; PRIORITIES],
+    /// Pause timers set by PFC frames received on this port.
+    pub pause: PauseTimers,
+    /// PAUSE generators of this port's ingress PGs.
+    pub gens: [PauseGenerator; PRIORITIES],
+    /// DWRR deficit per queue.
+    deficit: [u64; PRIORITIES],
+    /// DWRR round pointer.
+    rr: u8,
+    /// The queue under the pointer still needs its quantum for this round.
+    refill: bool,
+    /// Pending wake-up, or `Time::MAX`.
+    pub wake_at: Time,
+    /// ECN thresholds of this port's queues.
+    pub red: RedConfig,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// PAUSE frames sent per priority.
+    pub pause_sent: [u32; PRIORITIES],
+    /// RESUME frames sent per priority.
+    pub resume_sent: [u32; PRIORITIES],
+}
+
+impl Port {
+    /// A idle port.
+    pub fn new(
+        node: u32,
+        local: u16,
+        peer: u32,
+        rate: Rate,
+        delay: Time,
+        error_rate: f64,
+        red: RedConfig,
+    ) -> Self {
+        Port {
+            node,
+            local,
+            peer,
+            rate,
+            delay,
+            error_rate,
+            busy: false,
+            ctrl: VecDeque::new(),
+            queues: Default::default(),
+            qbytes: [0; PRIORITIES],
+            peak_qbytes: [0; PRIORITIES],
+            pause: PauseTimers::default(),
+            gens: [PauseGenerator::default(); PRIORITIES],
+            deficit: [0; PRIORITIES],
+            rr: 0,
+            refill: true,
+            wake_at: Time::MAX,
+            red,
+            tx_frames: 0,
+            tx_bytes: 0,
+            pause_sent: [0; PRIORITIES],
+            resume_sent: [0; PRIORITIES],
+        }
+    }
+}
+
+impl Simulation {
+    /// Response time of a transmitter at `rate`: the configured response bytes at that rate.
+    fn response_time(&self, rate: Rate) -> Time {
+        rate.serialization(self.cfg.switch.response_bytes)
+    }
+
+    /// Starts the next frame on `port` if it is idle and has something it may send.
+    pub(super) fn try_send(&mut self, port: u32) {
+        if self.ports[port as usize].busy {
+            return;
+        }
+        if let Some(pkt) = self.next_ctrl(port) {
+            self.start_tx(port, pkt);
+            return;
+        }
+        let pkt = match self.slots[self.ports[port as usize].node as usize] {
+            Slot::Switch(s) => self.switch_dequeue(s, port),
+            Slot::Host(h) => self.host_next_packet(h),
+        };
+        if let Some(pkt) = pkt {
+            self.start_tx(port, pkt);
+        }
+    }
+
+    /// The head control frame, unless its class is paused (PFC frames never are).
+    fn next_ctrl(&mut self, port: u32) -> Option<u32> {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let &head = p.ctrl.front()?;
+        let pk = self.arena.get(head);
+        if pk.kind != Kind::Pfc && p.pause.is_paused(now, pk.prio) {
+            let t = p.pause.next_change(now, pk.prio);
+            if let Some(t) = t {
+                self.schedule_wake(port, t);
+            }
+            return None;
+        }
+        p.ctrl.pop_front()
+    }
+
+    /// Schedules a wake-up of `port` at `t` unless an earlier one is pending.
+    pub(super) fn schedule_wake(&mut self, port: u32, t: Time) {
+        let p = &mut self.ports[port as usize];
+        if p.wake_at <= t && p.wake_at >= self.now {
+            return;
+        }
+        p.wake_at = t;
+        self.queue.push(t, Event::Wake { port });
+    }
+
+    /// Puts `pkt` on the wire of `port`.
+    fn start_tx(&mut self, port: u32, pkt: u32) {
+        let overhead = self.cfg.link.frame_overhead;
+        let size = u64::from(self.arena.get(pkt).size);
+        let p = &mut self.ports[port as usize];
+        let ser = p.rate.serialization(size + overhead);
+        p.busy = true;
+        p.tx_frames += 1;
+        p.tx_bytes += size;
+        let done = self.now + ser;
+        let peer = p.peer;
+        let arrive = done + p.delay;
+        self.queue.push(done, Event::TxDone { port });
+        self.queue.push(arrive, Event::Arrive { port: peer, pkt });
+    }
+
+    /// Picks the egress queue of a switch port to serve now, pops its head packet and does
+    /// the dequeue-side work (MMU release, ECN at dequeue).
+    fn switch_dequeue(&mut self, s: u32, port: u32) -> Option<u32> {
+        let now = self.now;
+        let strict = self.cfg.switch.scheduler.strict;
+        let quantum = self.cfg.switch.scheduler.quantum;
+        let weights = self.cfg.switch.scheduler.weights;
+        let p = &mut self.ports[port as usize];
+        let mut blocked_until = Time::MAX;
+        let mut eligible = 0u8;
+        for q in 0..PRIORITIES {
+            if p.queues[q].is_empty() {
+                continue;
+            }
+            if p.pause.is_paused(now, q as u8) {
+                if let Some(t) = p.pause.next_change(now, q as u8) {
+                    blocked_until = blocked_until.min(t);
+                }
+            } else {
+                eligible |= 1 << q;
+            }
+        }
+        if eligible == 0 {
+            if blocked_until < Time::MAX {
+                self.schedule_wake(port, blocked_until);
+            }
+            return None;
+        }
+        let q = if eligible & strict != 0 {
+            7 - (eligible & strict).leading_zeros() as usize
+        } else {
+            let arena = &self.arena;
+            dwrr_pick(p, eligible, quantum, &weights, |pk| u64::from(arena.get(pk).size))
+        };
+        let pkt = p.queues[q].pop_front()?;
+        let size = u64::from(self.arena.get(pkt).size);
+        p.qbytes[q] -= size;
+        let qlen = p.qbytes[q];
+        let local = p.local;
+        let red = p.red;
+        let ecn = &self.cfg.switch.ecn;
+        let pk = self.arena.get_mut(pkt);
+        if ecn.enabled
+            && ecn.point == EcnPoint::Dequeue
+            && pk.kind == Kind::Data
+            && red.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
+        {
+            pk.ce = true;
+        }
+        let (in_port, prio, placement) = (pk.in_port, pk.prio, pk.placement);
+        self.switch_release(s, in_port, prio, local, placement);
+        Some(pkt)
+    }
+
+    /// Queues a PFC frame for `prio` with `quanta` on `port` (towards the upstream peer).
+    pub(super) fn send_pfc(&mut self, port: u32, prio: u8, quanta: u16) {
+        let mut pk = Packet::new(Kind::Pfc);
+        pk.prio = prio;
+        pk.seq = u64::from(quanta);
+        pk.size = PFC_FRAME_BYTES as u32;
+        let idx = self.arena.alloc(pk);
+        let p = &mut self.ports[port as usize];
+        if quanta == 0 {
+            p.resume_sent[usize::from(prio)] += 1;
+        } else {
+            p.pause_sent[usize::from(prio)] += 1;
+        }
+        let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
+        self.pfc_sent.push(PfcRecord {
+            time: self.now,
+            node: p.node,
+            is_switch,
+            port: p.local,
+            prio,
+            quanta,
+        });
+        p.ctrl.push_back(idx);
+        // Not `try_send` directly: this may run in the middle of a dequeue on this very port
+        // (a release that resumes a PG of the same port); a wake-up at `now` runs after it.
+        self.schedule_wake(port, self.now);
+    }
+
+    /// Turns an XOFF/XON decision of the PG (`port`, `prio`) into frames and refresh timers.
+    pub(super) fn pfc_transition(&mut self, port: u32, prio: u8, pause: bool) {
+        let cfg = self.cfg.switch.pfc;
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let g = &mut p.gens[usize::from(prio)];
+        let frame = if pause { g.on_xoff(now, &cfg, p.rate) } else { g.on_xon(now, &cfg) };
+        let refresh = g.poll_timeout();
+        if let Some(f) = frame {
+            self.send_pfc(port, prio, f.quanta);
+        }
+        if let (true, Some(t)) = (pause, refresh) {
+            self.queue.push(t, Event::PfcRefresh { port, prio });
+        }
+    }
+
+    /// A refresh timer of the PG (`port`, `prio`) fired.
+    pub(super) fn pfc_refresh(&mut self, port: u32, prio: u8) {
+        let cfg = self.cfg.switch.pfc;
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let g = &mut p.gens[usize::from(prio)];
+        if g.poll_timeout() != Some(now) {
+            return; // superseded by a later refresh or an XON
+        }
+        let frame = g.handle_timeout(now, &cfg, p.rate);
+        let next = g.poll_timeout();
+        if let Some(f) = frame {
+            self.send_pfc(port, prio, f.quanta);
+        }
+        if let Some(t) = next {
+            self.queue.push(t, Event::PfcRefresh { port, prio });
+        }
+    }
+
+    /// A PFC frame arrived at `port`: set its pause timer.
+    pub(super) fn receive_pfc(&mut self, port: u32, pkt: u32) {
+        let pk = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let quanta = u16::try_from(pk.seq).unwrap_or(u16::MAX);
+        let rate = self.ports[port as usize].rate;
+        let response = self.response_time(rate);
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        p.pause.on_frame(now, pk.prio, quanta, rate, response);
+        let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
+        self.pfc_received.push(PfcRecord {
+            time: now,
+            node: p.node,
+            is_switch,
+            port: p.local,
+            prio: pk.prio,
+            quanta,
+        });
+        if quanta == 0 {
+            self.try_send(port);
+        } else if let Some(t) = self.ports[port as usize].pause.next_change(now, pk.prio) {
+            // The pause begins after the response time; frames may start until then, and
+            // the port must look again when the pause ends.
+            let end = self.ports[port as usize].pause.next_change(t, pk.prio).unwrap_or(t);
+            self.schedule_wake(port, end);
+        }
+    }
+}
+
+/// Deficit weighted round robin among the `eligible` queues of `p` (bit set = non-empty and
+/// not paused). Returns the queue to serve; charges its deficit.
+fn dwrr_pick(
+    p: &mut Port,
+    eligible: u8,
+    quantum: u64,
+    weights: &[u32; PRIORITIES],
+    head_size: impl Fn(u32) -> u64,
+) -> usize {
+    loop {
+        let q = usize::from(p.rr);
+        if eligible & (1 << q) == 0 {
+            if p.queues[q].is_empty() {
+                p.deficit[q] = 0;
+            }
+            p.rr = ((q + 1) % PRIORITIES) as u8;
+            p.refill = true;
+            continue;
+        }
+        if p.refill {
+            p.deficit[q] += quantum * u64::from(weights[q].max(1));
+            p.refill = false;
+        }
+        let head = p.queues[q].front().map(|&pk| head_size(pk)).unwrap_or(0);
+        if p.deficit[q] >= head {
+            p.deficit[q] -= head;
+            if p.queues[q].len() == 1 {
+                // The queue empties: it keeps no credit, and the pointer moves on.
+                p.deficit[q] = 0;
+                p.rr = ((q + 1) % PRIORITIES) as u8;
+                p.refill = true;
+            }
+            return q;
+        }
+        p.rr = ((q + 1) % PRIORITIES) as u8;
+        p.refill = true;
+    }
+}

@@ -1,0 +1,199 @@
+//! Switches: forwarding, buffer admission, PFC generation.
+//!
+//! A frame that arrives on a switch port is routed (ECMP over shortest paths), admitted by
+//! the MMU against its ingress PG and egress queue, and queued on the egress port; PFC
+//! decisions of the MMU become frames on the *ingress* ports they concern. A frame leaving
+//! an egress queue releases its cells. Lossless drops are recorded with switch, port,
+//! priority and time, and can stop the run.
+//!
+//! Invariant: the cells the MMU counts as resident equal the cells of the packets sitting in
+//! this switch's egress queues (checked by `Simulation::check_invariants`).
+
+use super::packet::Kind;
+use super::Simulation;
+use crate::config::{EcnPoint, SwitchConfig};
+use crate::results::{LosslessDrop, StopReason, SwitchStats};
+use crate::routing;
+use crate::topology::NodeId;
+use headroom_mech::buffer::{Mmu, Placement};
+use headroom_mech::units::Time;
+
+/// Percent buckets of the time-weighted occupancy histogram (0..=100 %).
+const OCC_BUCKETS: usize = 101;
+
+/// One switch.
+#[derive(Debug)]
+pub struct Switch {
+    /// Node id.
+    pub node: u32,
+    /// Global port index of each local port.
+    pub ports: Vec<u32>,
+    /// Buffer accounting.
+    pub mmu: Mmu,
+    buffer_bytes: u64,
+    /// Time spent at each percent of buffer occupancy.
+    occupancy_time: [Time; OCC_BUCKETS],
+    last_change: Time,
+    last_bucket: usize,
+}
+
+impl Switch {
+    /// A switch with empty buffers.
+    pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
+        Switch {
+            node,
+            ports,
+            mmu,
+            buffer_bytes,
+            occupancy_time: [Time::ZERO; OCC_BUCKETS],
+            last_change: Time::ZERO,
+            last_bucket: 0,
+        }
+    }
+
+    /// Records that occupancy changed at `now`.
+    fn occupancy_changed(&mut self, now: Time) {
+        self.occupancy_time[self.last_bucket] += now - self.last_change;
+        self.last_change = now;
+        let used = self.mmu.used_cells() * u64::from(self.mmu.cell_bytes());
+        self.last_bucket = ((used * 100) / self.buffer_bytes.max(1)).min(100) as usize;
+    }
+
+    /// Statistics at the end of a run at `now`.
+    pub fn stats(&mut self, now: Time, cfg: &SwitchConfig) -> SwitchStats {
+        self.occupancy_changed(now);
+        let cell = u64::from(self.mmu.cell_bytes());
+        let total: u64 = self.occupancy_time.iter().map(|t| t.as_ps()).sum();
+        let pct = |q: f64| -> u64 {
+            let mut acc = 0u64;
+            let target = (total as f64 * q).ceil() as u64;
+            for (b, t) in self.occupancy_time.iter().enumerate() {
+                acc += t.as_ps();
+                if acc >= target && acc > 0 {
+                    return b as u64 * self.buffer_bytes / 100;
+                }
+            }
+            0
+        };
+        let mut peak_h = 0u64;
+        let mut peak_s = 0u64;
+        for port in 0..self.mmu.ports() {
+            for prio in 0..8u8 {
+                let pg = self.mmu.pg(port, prio);
+                peak_h = peak_h.max(u64::from(pg.peak_headroom));
+                peak_s = peak_s.max(u64::from(pg.peak_shared));
+            }
+        }
+        let (allocated, freed) = self.mmu.allocated_freed();
+        let reserved_private = u64::from(self.mmu.cells_for(cfg.private_bytes))
+            * (self.mmu.ports() * 8) as u64
+            * cell;
+        SwitchStats {
+            node: self.node,
+            buffer_bytes: self.buffer_bytes,
+            shared_pool_bytes: self.mmu.shared_pool_cells() * cell,
+            headroom_reserved_bytes: (self.mmu.total_cells() - self.mmu.shared_pool_cells())
+                * cell
+                - reserved_private,
+            peak_bytes: self.mmu.peak_used_cells() * cell,
+            occupancy_percentiles: [pct(0.5), pct(0.95), pct(0.99)],
+            peak_pg_headroom_bytes: peak_h * cell,
+            peak_pg_shared_bytes: peak_s * cell,
+            cells_allocated: allocated,
+            cells_freed: freed,
+            cells_resident: self.mmu.used_cells(),
+        }
+    }
+}
+
+impl Simulation {
+    /// A non-PFC frame arrived at global port `port` of switch `s`.
+    pub(super) fn switch_receive(&mut self, s: u32, port: u32, pkt: u32) {
+        let now = self.now;
+        let in_local = self.ports[port as usize].local;
+        let pk = *self.arena.get(pkt);
+        let sw = &self.switches[s as usize];
+        let hops = self.routes.next_hops(NodeId(sw.node), NodeId(pk.dst));
+        if hops.is_empty() {
+            self.drop_packet(pkt, "no_route");
+            return;
+        }
+        let out_local = hops[routing::ecmp_hash(pk.hash, sw.node, hops.len())];
+        let out = sw.ports[usize::from(out_local)];
+        let mut tr = std::mem::take(&mut self.transitions);
+        let sw = &mut self.switches[s as usize];
+        let res = sw.mmu.admit(
+            usize::from(in_local),
+            pk.prio,
+            usize::from(out_local),
+            u64::from(pk.size),
+            &mut tr,
+        );
+        sw.occupancy_changed(now);
+        let lossless = sw.mmu.is_lossless(pk.prio);
+        let node = sw.node;
+        match res {
+            Err(cause) => {
+                if lossless {
+                    let d = LosslessDrop {
+                        time: now,
+                        node,
+                        port: in_local,
+                        prio: pk.prio,
+                        cause: cause.name(),
+                    };
+                    self.lossless_drops.push(d);
+                    if self.cfg.record.fail_on_lossless_drop {
+                        self.stop = Some(StopReason::LosslessDrop(d));
+                    }
+                    self.drop_packet(pkt, "lossless");
+                } else {
+                    self.drop_packet(pkt, cause.name());
+                }
+            }
+            Ok(placement) => {
+                let ecn = &self.cfg.switch.ecn;
+                let p = &mut self.ports[out as usize];
+                let q = usize::from(pk.prio);
+                let mark = ecn.enabled
+                    && ecn.point == EcnPoint::Enqueue
+                    && pk.kind == Kind::Data
+                    && p.red.should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn));
+                let pm = self.arena.get_mut(pkt);
+                pm.placement = placement;
+                pm.in_port = in_local;
+                pm.ce |= mark;
+                p.queues[q].push_back(pkt);
+                p.qbytes[q] += u64::from(pk.size);
+                p.peak_qbytes[q] = p.peak_qbytes[q].max(p.qbytes[q]);
+            }
+        }
+        self.apply_transitions(s, &mut tr);
+        self.transitions = tr;
+        self.try_send(out);
+    }
+
+    /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
+    pub(super) fn switch_release(
+        &mut self,
+        s: u32,
+        in_local: u16,
+        prio: u8,
+        out_local: u16,
+        placement: Placement,
+    ) {
+        let mut tr = std::mem::take(&mut self.transitions);
+        let sw = &mut self.switches[s as usize];
+        sw.mmu.release(usize::from(in_local), prio, usize::from(out_local), placement, &mut tr);
+        sw.occupancy_changed(self.now);
+        self.apply_transitions(s, &mut tr);
+        self.transitions = tr;
+    }
+
+    fn apply_transitions(&mut self, s: u32, tr: &mut Vec<headroom_mech::buffer::PgTransition>) {
+        for t in tr.drain(..) {
+            let gp = self.switches[s as usize].ports[usize::from(t.port)];
+            self.pfc_transition(gp, t.prio, t.pause);
+        }
+    }
+}

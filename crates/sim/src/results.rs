@@ -1,0 +1,229 @@
+//! What a run produces: per-flow records, PFC logs, counters, samples, and summaries.
+//!
+//! Everything here is plain data, filled by the engine and serialized by `crate::output`.
+//! Collections are vectors in a deterministic order (by flow id, by node then port) or
+//! ordered maps, so outputs are byte-identical for the same scenario and seed.
+
+use headroom_mech::units::Time;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One flow's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowRecord {
+    /// Flow id (index in the flow list).
+    pub id: u32,
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Priority.
+    pub prio: u8,
+    /// Size in bytes.
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// When the sender received the last acknowledgement, if it did.
+    pub finish: Option<Time>,
+    /// Flow completion time on an unloaded path at line rate.
+    pub ideal_fct: Time,
+    /// Destination port (the 5-tuple's, also written in the HPCC FCT format).
+    pub dport: u16,
+    /// Source port assigned by the sender.
+    pub sport: u16,
+    /// Payload bytes sent again after a loss or timeout.
+    pub retransmitted: u64,
+}
+
+impl FlowRecord {
+    /// Flow completion time, if finished.
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|f| f - self.start)
+    }
+    /// FCT divided by the ideal FCT, if finished.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f.as_ps() as f64 / self.ideal_fct.as_ps().max(1) as f64)
+    }
+}
+
+/// A PFC frame sent or received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PfcRecord {
+    /// When it was sent (for the sent log) or received (for the received log).
+    pub time: Time,
+    /// Node that sent (or received) it.
+    pub node: u32,
+    /// Whether that node is a switch.
+    pub is_switch: bool,
+    /// Local port index at that node.
+    pub port: u16,
+    /// Priority class.
+    pub prio: u8,
+    /// Timer in quanta; 0 is a RESUME.
+    pub quanta: u16,
+}
+
+/// Counters of one port (one direction of a link: what this port transmits).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PortStats {
+    /// Node owning the port.
+    pub node: u32,
+    /// Local port index.
+    pub port: u16,
+    /// Node at the other end.
+    pub peer: u32,
+    /// PAUSE frames sent by this port (for its ingress PGs), per priority.
+    pub pause_sent: [u32; 8],
+    /// RESUME frames sent, per priority.
+    pub resume_sent: [u32; 8],
+    /// Time this port's transmitter was paused, per priority.
+    pub paused_time: [Time; 8],
+    /// Frames transmitted.
+    pub tx_frames: u64,
+    /// Bytes transmitted (frame bytes, without preamble and gap).
+    pub tx_bytes: u64,
+    /// Largest egress queue, bytes, per priority.
+    pub peak_queue: [u64; 8],
+}
+
+/// Buffer statistics of one switch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SwitchStats {
+    /// Node id.
+    pub node: u32,
+    /// Buffer size, bytes.
+    pub buffer_bytes: u64,
+    /// Shared pool after reservations, bytes.
+    pub shared_pool_bytes: u64,
+    /// Headroom reserved in total, bytes.
+    pub headroom_reserved_bytes: u64,
+    /// Highest occupancy, bytes.
+    pub peak_bytes: u64,
+    /// Time-weighted occupancy percentiles (p50, p95, p99) in bytes.
+    pub occupancy_percentiles: [u64; 3],
+    /// Largest headroom held by any single PG, bytes.
+    pub peak_pg_headroom_bytes: u64,
+    /// Largest shared occupancy of any single PG, bytes.
+    pub peak_pg_shared_bytes: u64,
+    /// Cells allocated over the run.
+    pub cells_allocated: u64,
+    /// Cells freed over the run.
+    pub cells_freed: u64,
+    /// Cells resident at the end.
+    pub cells_resident: u64,
+}
+
+/// A lossless packet dropped: always an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LosslessDrop {
+    /// When.
+    pub time: Time,
+    /// Switch node.
+    pub node: u32,
+    /// Ingress port (local index).
+    pub port: u16,
+    /// Priority.
+    pub prio: u8,
+    /// Why.
+    pub cause: &'static str,
+}
+
+/// A sample of one egress queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueSample {
+    /// Sample time.
+    pub time: Time,
+    /// Switch node.
+    pub node: u32,
+    /// Local port.
+    pub port: u16,
+    /// Queue (priority).
+    pub queue: u8,
+    /// Bytes queued.
+    pub bytes: u64,
+}
+
+/// A sample of one switch's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BufferSample {
+    /// Sample time.
+    pub time: Time,
+    /// Switch node.
+    pub node: u32,
+    /// Bytes in use.
+    pub used: u64,
+    /// Bytes of headroom in use.
+    pub headroom: u64,
+}
+
+/// A sample of one flow's sending rate.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RateSample {
+    /// Sample time.
+    pub time: Time,
+    /// Flow id.
+    pub flow: u32,
+    /// Rate in Gb/s.
+    pub gbps: f64,
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum StopReason {
+    /// Every flow finished.
+    AllFlowsDone,
+    /// The configured stop time was reached.
+    StopTime,
+    /// Nothing was left to happen (some flows could not finish).
+    Idle,
+    /// A lossless packet was dropped and the run was told to fail on it.
+    LosslessDrop(LosslessDrop),
+}
+
+/// Byte accounting of data payload, for the conservation check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ByteLedger {
+    /// Payload bytes senders put on the wire (retransmissions included).
+    pub sent: u64,
+    /// Payload bytes that reached their destination host (duplicates included).
+    pub delivered: u64,
+    /// Payload bytes dropped anywhere.
+    pub dropped: u64,
+    /// Payload bytes still in queues or on links at the end.
+    pub in_flight: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunResults {
+    /// Per flow, by id.
+    pub flows: Vec<FlowRecord>,
+    /// PFC frames as sent.
+    pub pfc_sent: Vec<PfcRecord>,
+    /// PFC frames as received (the ns-3 HPCC simulator logs these).
+    pub pfc_received: Vec<PfcRecord>,
+    /// Per port, by node then local port.
+    pub ports: Vec<PortStats>,
+    /// Per switch, by node.
+    pub switches: Vec<SwitchStats>,
+    /// Drops by cause name.
+    pub drops: BTreeMap<String, u64>,
+    /// Lossless drops (errors).
+    pub lossless_drops: Vec<LosslessDrop>,
+    /// Egress queue samples.
+    pub queue_samples: Vec<QueueSample>,
+    /// Switch buffer samples.
+    pub buffer_samples: Vec<BufferSample>,
+    /// Flow rate samples.
+    pub rate_samples: Vec<RateSample>,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time at the end.
+    pub end_time: Time,
+    /// Why the run ended (None while still running).
+    pub stop_reason: Option<StopReason>,
+    /// Payload conservation.
+    pub bytes: ByteLedger,
+    /// Packet arena high-water mark (packets alive at once, at most).
+    pub arena_slots: usize,
+}
