@@ -94,8 +94,8 @@ pub trait EventQueue {
     fn push(&mut self, time: Time, event: Event);
     /// Removes and returns the earliest event.
     fn pop(&mut self) -> Option<Scheduled>;
-    /// The time of the earliest event.
-    fn peek_time(&self) -> Option<Time>;
+    /// The time of the earliest event (may reorganize the queue, hence `&mut`).
+    fn peek_time(&mut self) -> Option<Time>;
     /// Number of pending events.
     fn len(&self) -> usize;
     /// Whether no event is pending.
@@ -126,7 +126,7 @@ impl EventQueue for HeapQueue {
     fn pop(&mut self) -> Option<Scheduled> {
         self.heap.pop()
     }
-    fn peek_time(&self) -> Option<Time> {
+    fn peek_time(&mut self) -> Option<Time> {
         self.heap.peek().map(|s| s.time)
     }
     fn len(&self) -> usize {
@@ -134,9 +134,200 @@ impl EventQueue for HeapQueue {
     }
 }
 
+/// A calendar queue: a ring of time buckets for the near future plus a binary heap for the
+/// far future.
+///
+/// Bucket `b` holds the events whose time lies in `[b·W, (b+1)·W)` (W = 2^`shift` ps); the
+/// ring covers `buckets.len()` consecutive buckets from the cursor. A bucket is sorted when
+/// the cursor reaches it, and drained in `(time, seq)` order; events scheduled into the
+/// bucket being drained are inserted in order. Events beyond the ring wait in the far heap
+/// and move into the ring as the cursor advances. With the dense, short-horizon traffic of a
+/// packet simulator most operations touch one small, hot bucket.
+#[derive(Debug)]
+pub struct CalendarQueue {
+    shift: u32,
+    buckets: Vec<Vec<(u128, Event)>>,
+    /// Absolute number of the bucket under the cursor.
+    cur: u64,
+    /// Whether the bucket under the cursor is sorted (descending, popped from the back).
+    cur_sorted: bool,
+    near: usize,
+    far: BinaryHeap<Scheduled>,
+    seq: u64,
+}
+
+impl Default for CalendarQueue {
+    fn default() -> Self {
+        Self::new(16, 10)
+    }
+}
+
+impl CalendarQueue {
+    /// A queue with buckets of 2^`shift` ps and 2^`log_buckets` buckets in the ring.
+    pub fn new(shift: u32, log_buckets: u32) -> Self {
+        CalendarQueue {
+            shift,
+            buckets: (0..1usize << log_buckets).map(|_| Vec::new()).collect(),
+            cur: 0,
+            cur_sorted: false,
+            near: 0,
+            far: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    fn key(time: Time, seq: u64) -> u128 {
+        (u128::from(time.as_ps()) << 64) | u128::from(seq)
+    }
+
+    fn ring(&self) -> u64 {
+        self.buckets.len() as u64
+    }
+
+    fn slot(&self, bucket: u64) -> usize {
+        // The ring length is a power of two.
+        (bucket & (self.ring() - 1)) as usize
+    }
+
+    fn insert_near(&mut self, bucket: u64, key: u128, event: Event) {
+        let slot = self.slot(bucket);
+        let v = &mut self.buckets[slot];
+        if bucket == self.cur && self.cur_sorted {
+            // Descending order: keys larger than `key` stay in front of it.
+            let at = v.partition_point(|(k, _)| *k > key);
+            v.insert(at, (key, event));
+        } else {
+            v.push((key, event));
+        }
+        self.near += 1;
+    }
+
+    /// Moves far events that now fall inside the ring into their buckets.
+    fn pull_far(&mut self) {
+        let horizon = self.cur + self.ring();
+        while let Some(s) = self.far.peek() {
+            let b = s.time.as_ps() >> self.shift;
+            if b >= horizon {
+                break;
+            }
+            let Some(s) = self.far.pop() else { break };
+            self.insert_near(b, Self::key(s.time, s.seq), s.event);
+        }
+    }
+
+    /// Moves the cursor to the first non-empty bucket and sorts it; `false` if empty.
+    fn settle(&mut self) -> bool {
+        loop {
+            if self.near == 0 {
+                let Some(s) = self.far.peek() else { return false };
+                let b = s.time.as_ps() >> self.shift;
+                if b > self.cur {
+                    self.cur = b;
+                    self.cur_sorted = false;
+                }
+                self.pull_far();
+            }
+            let slot = self.slot(self.cur);
+            if !self.buckets[slot].is_empty() {
+                if !self.cur_sorted {
+                    self.buckets[slot].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                    self.cur_sorted = true;
+                }
+                return true;
+            }
+            self.cur += 1;
+            self.cur_sorted = false;
+            self.pull_far();
+        }
+    }
+
+    /// Rewinds the cursor to `bucket` (only after a peek moved it past an event's bucket):
+    /// events that fall out of the shorter window go back to the far heap.
+    fn rewind(&mut self, bucket: u64) {
+        let horizon = bucket + self.ring();
+        for v in &mut self.buckets {
+            let mut i = 0;
+            while i < v.len() {
+                let (k, e) = v[i];
+                let t = (k >> 64) as u64;
+                if t >> self.shift >= horizon {
+                    v.swap_remove(i);
+                    self.near -= 1;
+                    self.far.push(Scheduled { time: Time(t), seq: k as u64, event: e });
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.cur = bucket;
+        self.cur_sorted = false;
+    }
+}
+
+impl EventQueue for CalendarQueue {
+    fn push(&mut self, time: Time, event: Event) {
+        self.seq += 1;
+        let b = time.as_ps() >> self.shift;
+        if b < self.cur {
+            self.rewind(b);
+        }
+        if b < self.cur + self.ring() {
+            self.insert_near(b, Self::key(time, self.seq), event);
+        } else {
+            self.far.push(Scheduled { time, seq: self.seq, event });
+        }
+    }
+
+    fn pop(&mut self) -> Option<Scheduled> {
+        if !self.settle() {
+            return None;
+        }
+        let slot = self.slot(self.cur);
+        let (key, event) = self.buckets[slot].pop()?;
+        self.near -= 1;
+        Some(Scheduled { time: Time((key >> 64) as u64), seq: key as u64, event })
+    }
+
+    fn peek_time(&mut self) -> Option<Time> {
+        if !self.settle() {
+            return None;
+        }
+        let slot = self.slot(self.cur);
+        self.buckets[slot].last().map(|(k, _)| Time((*k >> 64) as u64))
+    }
+
+    fn len(&self) -> usize {
+        self.near + self.far.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn calendar_matches_heap(ops in proptest::collection::vec((any::<bool>(), prop_oneof![0u64..100, 0u64..5_000]), 1..2_000)) {
+            let mut h = HeapQueue::default();
+            let mut r = CalendarQueue::new(4, 3);
+            let mut now = 0u64;
+            for (i, (pop, dt)) in ops.into_iter().enumerate() {
+                if pop {
+                    let a = h.pop();
+                    let b = r.pop();
+                    prop_assert_eq!(a.map(|s| (s.time, s.seq, s.event)), b.map(|s| (s.time, s.seq, s.event)));
+                    if let Some(s) = a { now = s.time.as_ps(); }
+                } else {
+                    let ev = Event::Wake { port: i as u32 };
+                    h.push(Time(now + dt), ev);
+                    r.push(Time(now + dt), ev);
+                }
+                prop_assert_eq!(h.peek_time(), r.peek_time());
+                prop_assert_eq!(h.len(), r.len());
+            }
+        }
+    }
 
     #[test]
     fn orders_by_time_then_insertion() {

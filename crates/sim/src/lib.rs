@@ -19,6 +19,7 @@ pub mod config;
 pub mod engine;
 pub mod hpcc_config;
 pub mod net;
+pub mod output;
 pub mod results;
 pub mod routing;
 pub mod scenario;

@@ -20,7 +20,7 @@ pub mod port;
 pub mod switch;
 
 use crate::config::{CcConfig, ConfigError, SimConfig};
-use crate::engine::{Event, EventQueue, HeapQueue};
+use crate::engine::{Event, EventQueue, CalendarQueue};
 use crate::results::{
     BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
     RateSample, RunResults, StopReason, SwitchStats,
@@ -65,7 +65,7 @@ pub enum SimError {
 pub struct Simulation {
     cfg: SimConfig,
     now: Time,
-    queue: HeapQueue,
+    queue: CalendarQueue,
     ports: Vec<Port>,
     switches: Vec<Switch>,
     hosts: Vec<Host>,
@@ -202,7 +202,7 @@ impl Simulation {
 
         let mut sim = Simulation {
             now: Time::ZERO,
-            queue: HeapQueue::with_capacity(1024),
+            queue: CalendarQueue::default(),
             ports,
             switches,
             hosts,
@@ -251,6 +251,11 @@ impl Simulation {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Events waiting in the queue.
+    pub fn pending_events(&self) -> usize {
+        self.queue.len()
     }
 
     /// Flows finished so far, and the total.

@@ -1,0 +1,72 @@
+//! `headroom bench`: the reference benchmark.
+//!
+//! Runs an ns-3 HPCC simulator config (by default `examples/hpcc/config.txt`: the HPCC
+//! paper's 320-host fat tree, web-search flows at 30 % load arriving over 5 ms, DCQCN with
+//! the HPCC simulator's 100 Gb/s parameters) and reports wall time, events/s, simulated
+//! time and peak resident memory. Nothing is asserted about speed here: the figures are
+//! for the README and for comparing builds.
+
+use clap::Args;
+use headroom_sim::hpcc_config;
+use headroom_sim::net::Simulation;
+use miette::{miette, Result};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `headroom bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// ns-3 HPCC config to run (paths inside it resolve from the working directory).
+    #[arg(long, default_value = "examples/hpcc/config.txt")]
+    hpcc_config: PathBuf,
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `headroom bench`.
+pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    let load_start = Instant::now();
+    let run = hpcc_config::load(&a.hpcc_config).map_err(|e| miette!("{e}"))?;
+    let flows = run.config.flows.len();
+    let hosts = run.config.topology.hosts().len();
+    let sim = Simulation::new(run.config).map_err(|e| miette!("{e}"))?;
+    let setup = load_start.elapsed();
+    let t0 = Instant::now();
+    let results = sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    let finished = results.flows.iter().filter(|f| f.finish.is_some()).count();
+    let rss = peak_rss();
+    let eps = results.events as f64 / wall.max(1e-9);
+    if a.json {
+        println!(
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
+            results.events,
+            results.end_time.as_secs_f64() * 1e3,
+            setup.as_secs_f64(),
+            rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into())
+        );
+    } else {
+        println!("hosts           {hosts}");
+        println!("flows           {flows} ({finished} finished)");
+        println!("events          {}", results.events);
+        println!("simulated       {:.3} ms", results.end_time.as_secs_f64() * 1e3);
+        println!("setup           {:.3} s", setup.as_secs_f64());
+        println!("wall            {wall:.3} s");
+        println!("events/s        {:.2} M", eps / 1e6);
+        match rss {
+            Some(r) => println!("peak RSS        {:.1} MB", r as f64 / 1e6),
+            None => println!("peak RSS        unknown (no /proc/self/status)"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

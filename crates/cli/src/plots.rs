@@ -1,0 +1,1048 @@
+//! Plots of a run, as PNG and SVG: FCT slowdown CDF, switch buffer occupancy, PFC pause
+//! timeline.
+//!
+//! [`write_plots`] draws each plot twice, with plotters' bitmap backend (`.png`) and its SVG
+//! backend (`.svg`). Text uses the DejaVu Sans font embedded in the binary
+//! (`crates/cli/assets/DejaVuSans.ttf`, registered as `"sans-serif"`), so no system font
+//! lookup is needed.
+//!
+//! | file stem | content | skipped when |
+//! | --- | --- | --- |
+//! | `fct_slowdown_cdf` | CDF of FCT slowdown (log x), all finished flows and each non-empty size bucket of [`SIZE_BUCKETS`] | no finished flow |
+//! | `buffer_occupancy` | buffer bytes in use over time, one line per switch (top 8 by peak), dashed headroom use where non-zero | no `buffer_samples` |
+//! | `pfc_timeline` | paused intervals per (node, port, priority), top 30 rows by PAUSE count | no PFC frame |
+//!
+//! The occupancy plot needs `buffer_samples` (taken whenever sampling is on).
+//! `queue_samples` alone are not used: they record only non-empty queues, so the instants
+//! when a switch was empty cannot be told from instants that were not sampled, and a line
+//! drawn through them would be wrong; without buffer samples the plot is skipped.
+//!
+//! Pause intervals are reconstructed from `pfc_received` (the paused transmitters; from
+//! `pfc_sent` if nothing was received, then the rows are the pausing PGs): a PAUSE starts or
+//! extends an interval that lasts its timer (quanta × 512 bit times at the port rate taken
+//! from [`Summary::pfc`]; until the next frame or the end of the run when the rate is
+//! unknown), a RESUME ends it. The peer's response delay is ignored.
+//!
+//! Every plot is written under a temporary name and renamed into place when complete.
+
+use headroom_mech::pfc::quanta_time;
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::output::{size_bucket, Summary, SIZE_BUCKETS};
+use headroom_sim::results::{PfcRecord, RunResults};
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::full_palette::{
+    BLUEGREY_300, BLUE_700, BROWN_400, DEEPORANGE_600, GREEN_700, GREY_300, INDIGO_300, PINK_400,
+    PURPLE_400, TEAL_600,
+};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// DejaVu Sans 2.37 (Bitstream Vera license; see `assets/DejaVuSans.LICENSE.txt`).
+const FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+/// Font family name every text style uses.
+const FONT: &str = "sans-serif";
+
+/// Pixel size of every plot.
+const SIZE: (u32, u32) = (1280, 800);
+/// Lines in the occupancy plot.
+const MAX_SWITCHES: usize = 8;
+/// Rows in the PFC timeline.
+const MAX_PFC_ROWS: usize = 30;
+/// Points per CDF line at most (larger sets are thinned evenly by rank).
+const MAX_CDF_POINTS: usize = 4000;
+
+/// Line colors, in series order (all readable on white).
+const COLORS: [RGBColor; 10] = [
+    BLUE_700,
+    DEEPORANGE_600,
+    GREEN_700,
+    PURPLE_400,
+    TEAL_600,
+    BROWN_400,
+    PINK_400,
+    INDIGO_300,
+    BLUEGREY_300,
+    RGBColor(200, 160, 0),
+];
+
+/// Why plots could not be written. Every variant names the file or directory.
+#[derive(Debug)]
+pub enum PlotError {
+    /// The output directory could not be created.
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The embedded font could not be loaded.
+    Font,
+    /// Drawing or encoding a plot failed.
+    Draw {
+        /// The plot file.
+        path: PathBuf,
+        /// The backend's message.
+        message: String,
+    },
+    /// The finished plot could not be moved into place.
+    Rename {
+        /// The plot file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for PlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlotError::CreateDir { path, source } => {
+                write!(
+                    f,
+                    "cannot create plot directory {}: {source}",
+                    path.display()
+                )
+            }
+            PlotError::Font => write!(f, "cannot load the embedded plot font"),
+            PlotError::Draw { path, message } => {
+                write!(f, "cannot draw {}: {message}", path.display())
+            }
+            PlotError::Rename { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for PlotError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PlotError::CreateDir { source, .. } | PlotError::Rename { source, .. } => Some(source),
+            PlotError::Font | PlotError::Draw { .. } => None,
+        }
+    }
+}
+
+/// Registers the embedded font once per process.
+fn ensure_font() -> Result<(), PlotError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::Font)
+    }
+}
+
+/// Writes the plots of a run into `dir` (created if missing), each as `<stem>.png` and
+/// `<stem>.svg`, and returns the files written. Plots without data are skipped (see the
+/// module documentation), which is not an error.
+pub fn write_plots(
+    dir: &Path,
+    results: &RunResults,
+    summary: &Summary,
+) -> Result<Vec<PathBuf>, PlotError> {
+    ensure_font()?;
+    fs::create_dir_all(dir).map_err(|source| PlotError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+
+    if let Some(cdf) = CdfData::new(results) {
+        render(dir, "fct_slowdown_cdf", &mut written, &Plot::Cdf(&cdf))?;
+    }
+    if let Some(occ) = OccupancyData::new(results, summary) {
+        render(
+            dir,
+            "buffer_occupancy",
+            &mut written,
+            &Plot::Occupancy(&occ),
+        )?;
+    }
+    if let Some(tl) = TimelineData::new(results, summary) {
+        render(dir, "pfc_timeline", &mut written, &Plot::Timeline(&tl))?;
+    }
+    Ok(written)
+}
+
+/// A plot and its data.
+enum Plot<'a> {
+    Cdf(&'a CdfData),
+    Occupancy(&'a OccupancyData),
+    Timeline(&'a TimelineData),
+}
+
+/// Draws one plot with both backends into `<stem>.png` and `<stem>.svg`.
+fn render(
+    dir: &Path,
+    stem: &str,
+    written: &mut Vec<PathBuf>,
+    plot: &Plot<'_>,
+) -> Result<(), PlotError> {
+    for ext in ["png", "svg"] {
+        let path = dir.join(format!("{stem}.{ext}"));
+        // The extension must stay last: the bitmap encoder picks the format from it.
+        let tmp = dir.join(format!(".{stem}.tmp.{ext}"));
+        let result = if ext == "png" {
+            draw_on(BitMapBackend::new(&tmp, SIZE).into_drawing_area(), plot)
+                .map_err(|e| e.to_string())
+        } else {
+            draw_on(SVGBackend::new(&tmp, SIZE).into_drawing_area(), plot)
+                .map_err(|e| e.to_string())
+        };
+        if let Err(message) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(PlotError::Draw { path, message });
+        }
+        if let Err(source) = fs::rename(&tmp, &path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(PlotError::Rename { path, source });
+        }
+        written.push(path);
+    }
+    Ok(())
+}
+
+/// Draws `plot` on `root` and flushes it to its file.
+fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, plot: &Plot<'_>) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    match plot {
+        Plot::Cdf(d) => cdf_chart(&root, d)?,
+        Plot::Occupancy(d) => occupancy_chart(&root, d)?,
+        Plot::Timeline(d) => timeline_chart(&root, d)?,
+    }
+    root.present()
+}
+
+/// A pixel-addressed drawing area.
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// Frames of one timeline row, keyed by (node, port, priority).
+type RowFrames<'a> = ((u32, u16, u8), Vec<&'a PfcRecord>);
+
+/// A drawing error of backend `DB`.
+type AreaError<DB> = DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>;
+
+/// The result of drawing on backend `DB`.
+type DrawResult<DB> = Result<(), AreaError<DB>>;
+
+fn title_style() -> TextStyle<'static> {
+    (FONT, 30).into_font().color(&BLACK)
+}
+
+fn axis_desc_style() -> TextStyle<'static> {
+    (FONT, 22).into_font().color(&BLACK)
+}
+
+fn label_style() -> TextStyle<'static> {
+    (FONT, 18).into_font().color(&BLACK)
+}
+
+fn legend_style() -> TextStyle<'static> {
+    (FONT, 18).into_font().color(&BLACK)
+}
+
+/// Bounds from the 1-2-5 series (…, 1, 2, 5, 10, 20, …) around `[lo, hi]`: the largest
+/// such value ≤ `lo` and the smallest ≥ `hi`, at least a factor 2 apart.
+fn nice_log_bounds(lo: f64, hi: f64) -> (f64, f64) {
+    let below = |v: f64| {
+        let d = 10f64.powf(v.log10().floor());
+        [5.0, 2.0, 1.0]
+            .iter()
+            .map(|m| m * d)
+            .find(|&c| c <= v * (1.0 + 1e-9))
+            .unwrap_or(d)
+    };
+    let above = |v: f64| {
+        let d = 10f64.powf(v.log10().floor());
+        [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * d)
+            .find(|&c| c >= v * (1.0 - 1e-9))
+            .unwrap_or(10.0 * d)
+    };
+    let a = below(lo);
+    let b = above(hi).max(a * 2.0);
+    (a, b)
+}
+
+/// Tick values of the 1-2-5 series within `[lo, hi]`; only powers of ten when that would
+/// be more than 12 ticks.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut v = Vec::new();
+    let mut d = 10f64.powf(lo.log10().floor());
+    while d <= hi * (1.0 + 1e-9) {
+        for m in [1.0, 2.0, 5.0] {
+            let t = m * d;
+            if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                v.push(t);
+            }
+        }
+        d *= 10.0;
+    }
+    if v.len() > 12 {
+        v.retain(|t| (t.log10() - t.log10().round()).abs() < 1e-9);
+    }
+    v
+}
+
+/// A number for an axis tick, without trailing zeros.
+fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if !(1e-3..1e6).contains(&a) {
+        return format!("{v:.0e}");
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// The CDF lines: `(label, sorted slowdowns)`, overall first.
+struct CdfData {
+    lines: Vec<(String, Vec<f64>)>,
+    lo: f64,
+    hi: f64,
+    finished: usize,
+    total: usize,
+}
+
+impl CdfData {
+    fn new(results: &RunResults) -> Option<CdfData> {
+        let mut all = Vec::new();
+        let mut by_bucket: Vec<Vec<f64>> = vec![Vec::new(); SIZE_BUCKETS.len()];
+        for f in &results.flows {
+            if let Some(s) = f.slowdown() {
+                // Log axis: a zero FCT (impossible in a real run) is drawn at the left edge.
+                let s = s.max(1e-3);
+                all.push(s);
+                by_bucket[size_bucket(f.size)].push(s);
+            }
+        }
+        if all.is_empty() {
+            return None;
+        }
+        all.sort_by(f64::total_cmp);
+        // 5% room on the right so the last step is not on the frame.
+        let (lo, hi) = nice_log_bounds(all[0], all[all.len() - 1] * 1.05);
+        let finished = all.len();
+        let mut lines = vec![(format!("all flows (n = {finished})"), all)];
+        for (b, mut v) in SIZE_BUCKETS.iter().zip(by_bucket) {
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            lines.push((format!("{} (n = {})", b.name, v.len()), v));
+        }
+        Some(CdfData {
+            lines,
+            lo,
+            hi,
+            finished,
+            total: results.flows.len(),
+        })
+    }
+}
+
+/// Step points of the empirical CDF of sorted `v`, thinned to about [`MAX_CDF_POINTS`].
+fn cdf_points(v: &[f64], lo: f64) -> Vec<(f64, f64)> {
+    let n = v.len();
+    let step = n.div_ceil(MAX_CDF_POINTS).max(1);
+    let mut pts = vec![(lo, 0.0)];
+    let mut prev = 0.0;
+    let mut i = step - 1;
+    loop {
+        let i_clamped = i.min(n - 1);
+        let x = v[i_clamped];
+        let y = (i_clamped + 1) as f64 / n as f64;
+        pts.push((x, prev));
+        pts.push((x, y));
+        prev = y;
+        if i_clamped == n - 1 {
+            break;
+        }
+        i += step;
+    }
+    pts
+}
+
+fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> DrawResult<DB> {
+    let title = if d.finished == d.total {
+        format!("FCT slowdown CDF ({} flows)", d.finished)
+    } else {
+        format!(
+            "FCT slowdown CDF ({} of {} flows finished)",
+            d.finished, d.total
+        )
+    };
+    let entries: Vec<(String, Mark)> = d
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| (label.clone(), cdf_mark(i)))
+        .collect();
+    let (plot, side) = layout(root, &title, &entries)?;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(90)
+        .build_cartesian_2d((d.lo..d.hi).log_scale(), 0f64..1.0)?;
+    chart
+        .configure_mesh()
+        .x_desc("FCT slowdown = FCT / ideal FCT (log scale)")
+        .y_desc("fraction of flows")
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_labels(0)
+        .x_label_formatter(&|_| String::new())
+        .disable_x_mesh()
+        .y_label_formatter(&|v| format!("{v:.1}"))
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    // plotters' own log-axis ticks are sparse; draw 1-2-5 ticks and grid lines instead.
+    let tick_style = label_style().pos(Pos::new(HPos::Center, VPos::Top));
+    for t in log_ticks(d.lo, d.hi) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(t, 0.0), (t, 1.0)],
+            GREY_300.stroke_width(1),
+        )))?;
+        let (px, py) = chart.backend_coord(&(t, 0.0));
+        root.draw(&PathElement::new(
+            vec![(px, py), (px, py + 6)],
+            BLACK.stroke_width(1),
+        ))?;
+        root.draw(&Text::new(tick(t), (px, py + 10), tick_style.clone()))?;
+    }
+    // Bucket lines first, the overall line on top.
+    for (i, (_, v)) in d.lines.iter().enumerate().rev() {
+        let Mark::Line(color, width) = cdf_mark(i) else {
+            continue;
+        };
+        chart.draw_series(LineSeries::new(
+            cdf_points(v, d.lo),
+            color.stroke_width(width),
+        ))?;
+    }
+    draw_legend(&side, &entries)
+}
+
+/// Legend mark of CDF line `i` (0 = all flows).
+fn cdf_mark(i: usize) -> Mark {
+    if i == 0 {
+        Mark::Line(BLACK, 3)
+    } else {
+        Mark::Line(COLORS[(i - 1) % COLORS.len()], 2)
+    }
+}
+
+/// How a legend entry is drawn.
+#[derive(Clone, Copy)]
+enum Mark {
+    /// A solid line of this color and width.
+    Line(RGBColor, u32),
+    /// A dashed line of this color.
+    Dashed(RGBColor),
+}
+
+/// Pixels between legend rows.
+const LEGEND_ROW: i32 = 30;
+
+/// Draws the title on `root` and splits the rest into the plot area and, when there are
+/// legend entries, a legend column on the right as wide as the longest entry.
+fn layout<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    entries: &[(String, Mark)],
+) -> Result<(Area<DB>, Area<DB>), AreaError<DB>> {
+    let body = root.margin(10, 0, 0, 0).titled(title, title_style())?;
+    let mut text_w = 0;
+    for (label, _) in entries {
+        text_w = text_w.max(root.estimate_text_size(label, &legend_style())?.0);
+    }
+    let legend_w = if entries.is_empty() { 0 } else { text_w + 75 };
+    let width = body.dim_in_pixel().0;
+    Ok(body.split_horizontally(width.saturating_sub(legend_w)))
+}
+
+/// Draws legend entries top-down in `area` (the column [`layout`] made).
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, Mark)],
+) -> DrawResult<DB> {
+    let style = legend_style().pos(Pos::new(HPos::Left, VPos::Center));
+    let mut y = 40;
+    for (label, mark) in entries {
+        let line = vec![(5, y), (40, y)];
+        match *mark {
+            Mark::Line(c, w) => area.draw(&PathElement::new(line, c.stroke_width(w)))?,
+            Mark::Dashed(c) => {
+                area.draw(&DashedPathElement::new(line, 7, 5, c.stroke_width(2)))?;
+            }
+        }
+        area.draw(&Text::new(label.clone(), (50, y), style.clone()))?;
+        y += LEGEND_ROW;
+    }
+    Ok(())
+}
+
+/// A binary byte unit for an axis: divisor and name.
+fn byte_unit(max: u64) -> (f64, &'static str) {
+    if max >= 10 << 30 {
+        ((1u64 << 30) as f64, "GiB")
+    } else if max >= 10 << 20 {
+        ((1u64 << 20) as f64, "MiB")
+    } else if max >= 10 << 10 {
+        (1024.0, "KiB")
+    } else {
+        (1.0, "bytes")
+    }
+}
+
+/// A byte count with a binary unit, for labels.
+fn human_bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else if b >= 1 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// A time axis unit for a span: divisor from picoseconds and name.
+fn time_unit(span: Time) -> (f64, &'static str) {
+    let ps = span.as_ps();
+    if ps >= 10_000_000_000_000 {
+        (1e12, "s")
+    } else if ps >= 10_000_000_000 {
+        (1e9, "ms")
+    } else if ps >= 10_000_000 {
+        (1e6, "µs")
+    } else {
+        (1e3, "ns")
+    }
+}
+
+/// One switch's series: `(time, used, headroom)`.
+struct SwitchSeries {
+    node: u32,
+    peak: u64,
+    buffer: Option<u64>,
+    points: Vec<(Time, u64, u64)>,
+}
+
+struct OccupancyData {
+    series: Vec<SwitchSeries>,
+    switches: usize,
+    end: Time,
+}
+
+impl OccupancyData {
+    fn new(results: &RunResults, summary: &Summary) -> Option<OccupancyData> {
+        if results.buffer_samples.is_empty() {
+            return None;
+        }
+        let mut by_node: BTreeMap<u32, Vec<(Time, u64, u64)>> = BTreeMap::new();
+        for s in &results.buffer_samples {
+            by_node
+                .entry(s.node)
+                .or_default()
+                .push((s.time, s.used, s.headroom));
+        }
+        let switches = by_node.len();
+        let mut series: Vec<SwitchSeries> = by_node
+            .into_iter()
+            .map(|(node, points)| SwitchSeries {
+                node,
+                peak: points.iter().map(|p| p.1).max().unwrap_or(0),
+                buffer: summary
+                    .switches
+                    .iter()
+                    .find(|s| s.node == node)
+                    .map(|s| s.buffer_bytes),
+                points,
+            })
+            .collect();
+        series.sort_by(|a, b| b.peak.cmp(&a.peak).then(a.node.cmp(&b.node)));
+        series.truncate(MAX_SWITCHES);
+        let end = results
+            .buffer_samples
+            .iter()
+            .map(|s| s.time)
+            .max()
+            .unwrap_or(Time::ZERO)
+            .max(results.end_time);
+        Some(OccupancyData {
+            series,
+            switches,
+            end,
+        })
+    }
+}
+
+fn occupancy_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    d: &OccupancyData,
+) -> DrawResult<DB> {
+    let max = d.series.iter().map(|s| s.peak).max().unwrap_or(0).max(1);
+    let (ydiv, yunit) = byte_unit(max);
+    let (tdiv, tunit) = time_unit(d.end);
+    let x_end = (d.end.as_ps() as f64 / tdiv).max(1e-9);
+    let y_end = max as f64 / ydiv * 1.1;
+    let mut notes = Vec::new();
+    if d.switches > d.series.len() {
+        notes.push(format!(
+            "top {} of {} switches by peak",
+            d.series.len(),
+            d.switches
+        ));
+    }
+    let buffers: Vec<Option<u64>> = d.series.iter().map(|s| s.buffer).collect();
+    let same_buffer = buffers.windows(2).all(|w| w[0] == w[1]);
+    if let (true, Some(Some(b))) = (same_buffer, buffers.first()) {
+        notes.push(format!("{} buffer each", human_bytes(*b)));
+    }
+    let title = if notes.is_empty() {
+        "Switch buffer occupancy".to_string()
+    } else {
+        format!("Switch buffer occupancy ({})", notes.join("; "))
+    };
+    let mut entries: Vec<(String, Mark)> = d
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let of = match (same_buffer, s.buffer) {
+                (false, Some(b)) => format!(" of {}", human_bytes(b)),
+                _ => String::new(),
+            };
+            let label = format!("switch {} (peak {}{of})", s.node, human_bytes(s.peak));
+            (label, Mark::Line(COLORS[i % COLORS.len()], 2))
+        })
+        .collect();
+    let any_headroom = d.series.iter().any(|s| s.points.iter().any(|p| p.2 > 0));
+    if any_headroom {
+        entries.push(("dashed: headroom in use".to_string(), Mark::Dashed(BLACK)));
+    }
+    let (plot, side) = layout(root, &title, &entries)?;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(0f64..x_end, 0f64..y_end)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("simulated time ({tunit})"))
+        .y_desc(format!("buffer in use ({yunit})"))
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    for (i, s) in d.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let used = s
+            .points
+            .iter()
+            .map(|p| (p.0.as_ps() as f64 / tdiv, p.1 as f64 / ydiv));
+        chart.draw_series(LineSeries::new(used, color.stroke_width(2)))?;
+        if s.points.iter().any(|p| p.2 > 0) {
+            let headroom: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .map(|p| (p.0.as_ps() as f64 / tdiv, p.2 as f64 / ydiv))
+                .collect();
+            chart.draw_series(DashedLineSeries::new(headroom, 7, 5, color.stroke_width(2)))?;
+        }
+    }
+    draw_legend(&side, &entries)
+}
+
+/// One row of the PFC timeline.
+struct TimelineRow {
+    label: String,
+    prio: u8,
+    pauses: usize,
+    /// Paused intervals `[start, end)`.
+    intervals: Vec<(Time, Time)>,
+}
+
+struct TimelineData {
+    rows: Vec<TimelineRow>,
+    total_rows: usize,
+    end: Time,
+    received: bool,
+}
+
+/// Paused intervals from the frames of one (node, port, priority), in time order.
+fn pause_intervals(frames: &[&PfcRecord], rate: Option<Rate>, end: Time) -> Vec<(Time, Time)> {
+    let mut out = Vec::new();
+    let mut open: Option<(Time, Time)> = None;
+    for (i, r) in frames.iter().enumerate() {
+        if r.quanta == 0 {
+            if let Some((s, e)) = open.take() {
+                out.push((s, e.min(r.time)));
+            }
+            continue;
+        }
+        let until = match rate {
+            Some(rate) if rate.bps() > 0 => r.time + quanta_time(rate, r.quanta),
+            // Unknown rate: until the next frame (which renews or ends it) or the end.
+            _ => frames.get(i + 1).map_or(end, |n| n.time.max(r.time)),
+        };
+        open = match open {
+            Some((s, e)) if e > r.time => Some((s, until)),
+            other => {
+                if let Some(iv) = other {
+                    out.push(iv);
+                }
+                Some((r.time, until))
+            }
+        };
+    }
+    if let Some((s, e)) = open {
+        out.push((s, e.min(end)));
+    }
+    out.retain(|(s, e)| e >= s);
+    out
+}
+
+impl TimelineData {
+    fn new(results: &RunResults, summary: &Summary) -> Option<TimelineData> {
+        let (records, received) = if results.pfc_received.is_empty() {
+            (&results.pfc_sent, false)
+        } else {
+            (&results.pfc_received, true)
+        };
+        if records.is_empty() {
+            return None;
+        }
+        let mut by_row: BTreeMap<(u32, u16, u8), Vec<&PfcRecord>> = BTreeMap::new();
+        for r in records {
+            by_row.entry((r.node, r.port, r.prio)).or_default().push(r);
+        }
+        let total_rows = by_row.len();
+        let end = records
+            .iter()
+            .map(|r| r.time)
+            .max()
+            .unwrap_or(Time::ZERO)
+            .max(results.end_time);
+        let mut keyed: Vec<RowFrames<'_>> = by_row.into_iter().collect();
+        let pauses = |v: &[&PfcRecord]| v.iter().filter(|r| r.quanta != 0).count();
+        keyed.sort_by(|a, b| pauses(&b.1).cmp(&pauses(&a.1)).then(a.0.cmp(&b.0)));
+        keyed.truncate(MAX_PFC_ROWS);
+        keyed.sort_by_key(|k| k.0);
+        let rows = keyed
+            .into_iter()
+            .map(|((node, port, prio), frames)| {
+                let rate = summary
+                    .pfc
+                    .ports
+                    .iter()
+                    .find(|p| p.node == node && p.port == port && p.rate_bps > 0)
+                    .map(|p| Rate(p.rate_bps));
+                let kind = if frames.first().is_some_and(|r| r.is_switch) {
+                    "switch"
+                } else {
+                    "host"
+                };
+                TimelineRow {
+                    label: format!("{kind} {node} port {port} prio {prio}"),
+                    prio,
+                    pauses: pauses(&frames),
+                    intervals: pause_intervals(&frames, rate, end),
+                }
+            })
+            .collect();
+        Some(TimelineData {
+            rows,
+            total_rows,
+            end,
+            received,
+        })
+    }
+}
+
+fn timeline_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    d: &TimelineData,
+) -> DrawResult<DB> {
+    let n = d.rows.len();
+    let (tdiv, tunit) = time_unit(d.end);
+    let x_end = (d.end.as_ps() as f64 / tdiv).max(1e-9);
+    let labels: Vec<String> = d
+        .rows
+        .iter()
+        .map(|r| format!("{} ({} PAUSE)", r.label, r.pauses))
+        .collect();
+    let mut label_w = 100;
+    for l in &labels {
+        label_w = label_w.max(root.estimate_text_size(l, &label_style())?.0);
+    }
+    let what = if d.received {
+        "paused transmitters"
+    } else {
+        "pausing ingress PGs"
+    };
+    let title = if d.total_rows > n {
+        format!(
+            "PFC pause timeline: {what} (top {n} of {} by PAUSE count)",
+            d.total_rows
+        )
+    } else {
+        format!("PFC pause timeline: {what}")
+    };
+    // Colors tell priorities apart; the row labels name them, so no legend is needed.
+    let (plot, _) = layout(root, &title, &[])?;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(label_w + 60)
+        .build_cartesian_2d(0f64..x_end, -0.5f64..(n as f64 - 0.5))?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("simulated time ({tunit})"))
+        .y_desc("node / port / priority")
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_label_formatter(&|v| tick(*v))
+        .y_labels(0)
+        .y_label_formatter(&|_| String::new())
+        .disable_y_mesh()
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    // Bars narrower than two pixels are widened so short pauses stay visible.
+    let plot_w = f64::from(chart.plotting_area().dim_in_pixel().0.max(1));
+    let min_w = 2.0 * x_end / plot_w;
+    // Row 0 at the top.
+    let y_of = |i: usize| (n - 1 - i) as f64;
+    for (i, row) in d.rows.iter().enumerate() {
+        let y = y_of(i);
+        let color = COLORS[usize::from(row.prio) % COLORS.len()];
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, y), (x_end, y)],
+            GREY_300.stroke_width(1),
+        )))?;
+        chart.draw_series(row.intervals.iter().map(|&(s, e)| {
+            let x0 = s.as_ps() as f64 / tdiv;
+            let x1 = (e.as_ps() as f64 / tdiv).max(x0 + min_w);
+            Rectangle::new([(x0, y - 0.35), (x1, y + 0.35)], color.filled())
+        }))?;
+    }
+    // Row labels, right-aligned against the y axis.
+    let style = label_style().pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, l) in labels.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(0.0, y_of(i)));
+        root.draw(&Text::new(l.clone(), (px - 8, py), style.clone()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use headroom_sim::config::SimConfig;
+    use headroom_sim::net::Simulation;
+    use headroom_sim::output;
+    use headroom_sim::topology::{builders, NodeId};
+    use headroom_sim::workload::generators;
+
+    /// 16:1 incast with a 1 MB buffer (PFC fires), mixed sizes, sampled every 2 µs.
+    fn incast() -> (RunResults, Summary) {
+        let topo = builders::star(17, Rate::from_gbps(100), Time::from_us(1)).unwrap();
+        let senders: Vec<NodeId> = (0..16).map(NodeId).collect();
+        let mut flows =
+            generators::incast(&senders, NodeId(16), 200_000, Time::ZERO, None, 3).unwrap();
+        flows.extend(
+            generators::incast(&senders[..4], NodeId(16), 5_000, Time::from_us(5), None, 3)
+                .unwrap(),
+        );
+        flows.extend(
+            generators::incast(
+                &senders[4..8],
+                NodeId(16),
+                50_000,
+                Time::from_us(7),
+                None,
+                3,
+            )
+            .unwrap(),
+        );
+        flows.extend(
+            generators::incast(
+                &senders[8..10],
+                NodeId(16),
+                2_000_000,
+                Time::from_us(9),
+                None,
+                3,
+            )
+            .unwrap(),
+        );
+        flows.sort_by_key(|f| f.start);
+        let mut cfg = SimConfig::new(topo, flows);
+        cfg.switch.buffer_bytes = 1_000_000;
+        cfg.record.sample_interval = Some(Time::from_us(2));
+        let mut sim = Simulation::new(cfg.clone()).unwrap();
+        sim.run_until(Time::MAX);
+        let r = sim.finish();
+        let s = output::summarize(&r, &cfg, None);
+        (r, s)
+    }
+
+    #[test]
+    fn writes_png_and_svg_plots() {
+        let (r, s) = incast();
+        assert!(!r.pfc_received.is_empty() && !r.buffer_samples.is_empty());
+        // HEADROOM_PLOT_DIR keeps the plots for a look; by default they go to a temp dir.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::env::var_os("HEADROOM_PLOT_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| tmp.path().to_path_buf());
+        let written = write_plots(&dir, &r, &s).unwrap();
+        assert_eq!(written.len(), 6, "{written:?}");
+        let titles = [
+            ("fct_slowdown_cdf", "FCT slowdown CDF"),
+            ("buffer_occupancy", "Switch buffer occupancy"),
+            ("pfc_timeline", "PFC pause timeline"),
+        ];
+        for (stem, title) in titles {
+            let png = fs::read(dir.join(format!("{stem}.png"))).unwrap();
+            assert!(
+                png.starts_with(b"\x89PNG\r\n\x1a\n"),
+                "{stem}.png is not a PNG"
+            );
+            assert!(
+                png.len() > 5 * 1024,
+                "{stem}.png is only {} bytes",
+                png.len()
+            );
+            let svg = fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
+            assert!(svg.contains("<svg"), "{stem}.svg");
+            assert!(svg.contains(title), "{stem}.svg lacks its title");
+        }
+        let leftovers: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn large_fabric_plots_are_limited_to_top_rows() {
+        // 4 leaves x 8 hosts, 2:1 oversubscribed: a 31-to-1 incast pauses many ports.
+        let p = builders::LeafSpine::new(4, 2, 8, Rate::from_gbps(100), Time::from_us(1))
+            .with_oversubscription(2.0)
+            .unwrap();
+        let topo = builders::leaf_spine(&p).unwrap();
+        let senders: Vec<NodeId> = (1..32).map(NodeId).collect();
+        let mut flows =
+            generators::incast(&senders, NodeId(0), 100_000, Time::ZERO, None, 3).unwrap();
+        let perm: Vec<NodeId> = (8..32).map(NodeId).collect();
+        flows.extend(
+            generators::incast(&perm[1..], NodeId(8), 30_000, Time::ZERO, None, 3).unwrap(),
+        );
+        flows.sort_by_key(|f| f.start);
+        let mut cfg = SimConfig::new(topo, flows);
+        cfg.switch.buffer_bytes = 600_000;
+        cfg.record.sample_interval = Some(Time::from_us(1));
+        let mut sim = Simulation::new(cfg.clone()).unwrap();
+        sim.run_until(Time::MAX);
+        let r = sim.finish();
+        let s = output::summarize(&r, &cfg, None);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::env::var_os("HEADROOM_PLOT_DIR")
+            .map(|d| PathBuf::from(d).join("fabric"))
+            .unwrap_or_else(|| tmp.path().to_path_buf());
+        let written = write_plots(&dir, &r, &s).unwrap();
+        assert_eq!(written.len(), 6);
+        let tl = TimelineData::new(&r, &s).unwrap();
+        assert!(tl.rows.len() <= MAX_PFC_ROWS);
+        let occ = OccupancyData::new(&r, &s).unwrap();
+        assert!(occ.series.len() <= MAX_SWITCHES);
+        assert!(occ.series.windows(2).all(|w| w[0].peak >= w[1].peak));
+    }
+
+    #[test]
+    fn empty_data_skips_plots() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = RunResults::default();
+        let topo = builders::star(2, Rate::from_gbps(100), Time::from_us(1)).unwrap();
+        let cfg = SimConfig::new(topo, vec![]);
+        let s = output::summarize(&r, &cfg, None);
+        let written = write_plots(dir.path(), &r, &s).unwrap();
+        assert!(written.is_empty());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn unwritable_dir_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("a-file");
+        fs::write(&blocker, b"x").unwrap();
+        let (r, s) = (RunResults::default(), {
+            let topo = builders::star(2, Rate::from_gbps(100), Time::from_us(1)).unwrap();
+            output::summarize(&RunResults::default(), &SimConfig::new(topo, vec![]), None)
+        });
+        let err = write_plots(&blocker.join("plots"), &r, &s).unwrap_err();
+        assert!(err.to_string().contains("a-file"), "{err}");
+    }
+
+    fn rec(t_ns: u64, quanta: u16) -> PfcRecord {
+        PfcRecord {
+            time: Time::from_ns(t_ns),
+            node: 1,
+            is_switch: false,
+            port: 0,
+            prio: 3,
+            quanta,
+        }
+    }
+
+    #[test]
+    fn pause_intervals_follow_frames() {
+        // 100 Gb/s: one quantum is 5.12 ns; 1000 quanta = 5120 ns.
+        let rate = Some(Rate::from_gbps(100));
+        let end = Time::from_us(100);
+        // PAUSE then RESUME.
+        let f = [rec(100, 1000), rec(300, 0)];
+        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
+        assert_eq!(v, vec![(Time::from_ns(100), Time::from_ns(300))]);
+        // PAUSE expiring, then a later PAUSE: two intervals.
+        let f = [rec(100, 1000), rec(10_000, 1000)];
+        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
+        assert_eq!(
+            v,
+            vec![
+                (Time::from_ns(100), Time::from_ns(5_220)),
+                (Time::from_ns(10_000), Time::from_ns(15_120))
+            ]
+        );
+        // A refresh before expiry extends one interval.
+        let f = [rec(100, 1000), rec(2_000, 1000), rec(4_000, 0)];
+        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
+        assert_eq!(v, vec![(Time::from_ns(100), Time::from_ns(4_000))]);
+        // Unknown rate: until the next frame or the end.
+        let f = [rec(100, 1000)];
+        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), None, end);
+        assert_eq!(v, vec![(Time::from_ns(100), end)]);
+    }
+}

@@ -1,0 +1,204 @@
+//! `headroom run`: simulate one scenario and write its outputs.
+
+use clap::Args;
+use headroom_mech::units::{parse_time, Time};
+use headroom_sim::config::SimConfig;
+use headroom_sim::net::Simulation;
+use headroom_sim::output::{self, WriteOptions};
+use headroom_sim::results::StopReason;
+use headroom_sim::{hpcc_config, scenario};
+use indicatif::{ProgressBar, ProgressStyle};
+use miette::{miette, IntoDiagnostic, NamedSource, Result, SourceSpan};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `headroom run`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv, queues.csv/buffer.csv/rates.csv \
+(when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), and plots \
+(fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG.\n\nExit codes: 0 success, \
+2 invalid input, 3 a lossless drop with --fail-on-lossless-drop."
+)]
+pub struct RunArgs {
+    /// Scenario file (TOML). See examples/ for annotated scenarios.
+    #[arg(required_unless_present = "hpcc_config", conflicts_with = "hpcc_config")]
+    scenario: Option<PathBuf>,
+    /// Run an ns-3 HPCC simulator config file (mix/config.txt format) instead of a scenario.
+    #[arg(long, value_name = "PATH")]
+    hpcc_config: Option<PathBuf>,
+    /// Output directory (default: out/<scenario name>).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override the stop time, e.g. `10ms`.
+    #[arg(long, value_parser = parse_time)]
+    stop_time: Option<Time>,
+    /// Also write outputs in another simulator's formats (`hpcc`: fct.txt and pfc.txt).
+    #[arg(long, value_parser = ["hpcc"])]
+    compat: Option<String>,
+    /// Stop at the first lossless drop and exit with code 3.
+    #[arg(long)]
+    fail_on_lossless_drop: bool,
+    /// Do not draw plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Record wall time and events/s in summary.json (makes it differ between runs).
+    #[arg(long)]
+    wall_time: bool,
+    /// No progress bar and no summary table.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Turns a scenario error into a report pointing at the offending text.
+fn scenario_report(e: scenario::ScenarioError) -> miette::Report {
+    let reason = e.to_string();
+    match (e.source_text(), e.span()) {
+        (Some(text), Some(span)) => {
+            let len = span.end.saturating_sub(span.start).max(1);
+            miette::miette!(
+                labels = vec![miette::LabeledSpan::at(
+                    SourceSpan::from((span.start, len)),
+                    e.field().unwrap_or("here").to_string()
+                )],
+                "{reason}"
+            )
+            .with_source_code(NamedSource::new(e.path().display().to_string(), text.to_string()))
+        }
+        _ => miette!("{reason}"),
+    }
+}
+
+struct Prepared {
+    name: String,
+    config: SimConfig,
+    plots: bool,
+    compat_hpcc: bool,
+    hpcc_files: Option<(Option<PathBuf>, Option<PathBuf>)>,
+}
+
+fn prepare(a: &RunArgs) -> Result<Prepared> {
+    if let Some(path) = &a.hpcc_config {
+        let run = hpcc_config::load(path).map_err(|e| miette!("{e}"))?;
+        for n in &run.notes {
+            eprintln!("note: {n}");
+        }
+        let name = path.file_stem().map(|s| s.to_string_lossy().to_string());
+        return Ok(Prepared {
+            name: name.unwrap_or_else(|| "hpcc".into()),
+            config: run.config,
+            plots: true,
+            compat_hpcc: true,
+            hpcc_files: Some((run.fct_output, run.pfc_output)),
+        });
+    }
+    let path = a.scenario.as_ref().ok_or_else(|| miette!("no scenario given"))?;
+    let s = scenario::load(path).map_err(scenario_report)?;
+    Ok(Prepared {
+        name: s.name,
+        config: s.config,
+        plots: s.output.plots,
+        compat_hpcc: s.output.compat_hpcc,
+        hpcc_files: None,
+    })
+}
+
+/// Runs `headroom run`.
+pub fn run(a: RunArgs) -> Result<ExitCode> {
+    let mut p = prepare(&a)?;
+    if let Some(seed) = a.seed {
+        p.config.seed = seed;
+    }
+    if let Some(t) = a.stop_time {
+        p.config.stop_time = Some(t);
+    }
+    if a.fail_on_lossless_drop {
+        p.config.record.fail_on_lossless_drop = true;
+    }
+    let compat_hpcc = p.compat_hpcc || a.compat.as_deref() == Some("hpcc");
+    let out = a.out.clone().unwrap_or_else(|| Path::new("out").join(&p.name));
+    let cfg = p.config.clone();
+    let mut sim = Simulation::new(p.config).map_err(|e| miette!("{}: {e}", p.name))?;
+
+    let started = Instant::now();
+    let horizon = cfg
+        .stop_time
+        .or_else(|| cfg.flows.iter().map(|f| f.start).max().map(|t| t + Time::from_ms(1)))
+        .unwrap_or(Time::from_ms(1));
+    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let step = Time((horizon.as_ps() / 200).max(1_000_000));
+    let mut limit = step;
+    while !sim.run_until(limit) {
+        limit += step;
+        let now = sim.now();
+        let (done, total) = sim.flow_progress();
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        bar.set_position((now.as_ps() as f64 / horizon.as_ps() as f64 * 1000.0).min(1000.0) as u64);
+        bar.set_message(format!(
+            "t={:.3}ms flows {done}/{total} {:.2}M events/s",
+            now.as_secs_f64() * 1e3,
+            sim.events() as f64 / secs / 1e6
+        ));
+    }
+    bar.finish_and_clear();
+    sim.check_invariants().map_err(|e| miette!("internal invariant violated: {e}"))?;
+    let results = sim.finish();
+    let wall = started.elapsed();
+
+    let summary = output::summarize(&results, &cfg, a.wall_time.then_some(wall));
+    let opts = WriteOptions { compat_hpcc, include_wall_time: a.wall_time };
+    let mut files = output::write_all(&out, &results, &cfg, &summary, &opts)
+        .map_err(|e| miette!("{e}"))?;
+    if let Some((fct, pfc)) = &p.hpcc_files {
+        for (wanted, name) in [(fct, "fct.txt"), (pfc, "pfc.txt")] {
+            if let Some(dest) = wanted {
+                std::fs::copy(out.join(name), dest)
+                    .into_diagnostic()
+                    .map_err(|e| e.wrap_err(format!("writing {}", dest.display())))?;
+                files.push(dest.clone());
+            }
+        }
+    }
+    if p.plots && !a.no_plots {
+        files.extend(
+            crate::plots::write_plots(&out, &results, &summary).map_err(|e| miette!("{e}"))?,
+        );
+    }
+    if !a.quiet {
+        println!("{}", output::summary_table(&summary));
+        println!(
+            "{} events in {:.2} s wall ({:.2} M events/s), simulated {:.3} ms; outputs in {}",
+            results.events,
+            wall.as_secs_f64(),
+            results.events as f64 / wall.as_secs_f64().max(1e-9) / 1e6,
+            results.end_time.as_secs_f64() * 1e3,
+            out.display()
+        );
+    }
+    if let Some(StopReason::LosslessDrop(d)) = &results.stop_reason {
+        eprintln!(
+            "error: lossless drop at {} on switch {} port {} priority {} ({})",
+            d.time, d.node, d.port, d.prio, d.cause
+        );
+        return Ok(ExitCode::from(3));
+    }
+    if !results.lossless_drops.is_empty() {
+        eprintln!(
+            "warning: {} lossless drops (first at {} on switch {} port {} priority {})",
+            results.lossless_drops.len(),
+            results.lossless_drops[0].time,
+            results.lossless_drops[0].node,
+            results.lossless_drops[0].port,
+            results.lossless_drops[0].prio
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,75 @@
+//! `headroom workload`: flow lists for replay, in the ns-3 HPCC simulator's format.
+
+use clap::Args;
+use headroom_mech::units::{parse_rate, parse_time, Rate, Time};
+use headroom_sim::topology::hpcc as hpcc_topo;
+use headroom_sim::workload::{cdf, generators, hpcc as hpcc_flows};
+use miette::{miette, IntoDiagnostic, Result, WrapErr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `headroom workload`.
+#[derive(Args, Debug)]
+pub struct WorkloadArgs {
+    /// Topology in the HPCC format (`<nodes> <switches> <links>` ...); every host sends.
+    #[arg(long)]
+    topology: PathBuf,
+    /// Load per host link, in (0, 1].
+    #[arg(long, default_value_t = 0.3)]
+    load: f64,
+    /// Built-in size distribution (websearch, fbhdp, alistorage, googlerpc) or a CDF file.
+    #[arg(long, default_value = "websearch")]
+    cdf: String,
+    /// Arrivals span this long, e.g. `5ms`.
+    #[arg(long, default_value = "5ms", value_parser = parse_time)]
+    duration: Time,
+    /// First arrival not before this time (HPCC flow lists usually start at 2s).
+    #[arg(long, default_value = "0s", value_parser = parse_time)]
+    start: Time,
+    /// Host link rate the load refers to; defaults to the rate of the first host's link.
+    #[arg(long, value_parser = parse_rate)]
+    host_rate: Option<Rate>,
+    /// Priority of every flow.
+    #[arg(long, default_value_t = 3)]
+    prio: u8,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (flow list); `-` for standard output.
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+/// Runs `headroom workload`.
+pub fn run(a: WorkloadArgs) -> Result<ExitCode> {
+    let topo = hpcc_topo::load(&a.topology).map_err(|e| miette!("{e}"))?;
+    let hosts = topo.hosts();
+    let host_rate = match a.host_rate {
+        Some(r) => r,
+        None => topo
+            .links
+            .iter()
+            .find(|l| hosts.contains(&l.a) || hosts.contains(&l.b))
+            .map(|l| l.rate)
+            .ok_or_else(|| miette!("the topology has no host links"))?,
+    };
+    let dist = match cdf::builtin(&a.cdf) {
+        Some(d) => d,
+        None => cdf::SizeCdf::load(std::path::Path::new(&a.cdf)).map_err(|e| miette!("{e}"))?,
+    };
+    let mut rng = generators::rng_from_seed(a.seed);
+    let flows = generators::poisson(
+        &hosts, host_rate, a.load, &dist, a.start, a.duration, a.prio, &mut rng,
+    )
+    .map_err(|e| miette!("{e}"))?;
+    let text = hpcc_flows::write(&flows);
+    if a.output == "-" {
+        print!("{text}");
+    } else {
+        std::fs::write(&a.output, text)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("writing {}", a.output))?;
+        eprintln!("wrote {} flows to {}", flows.len(), a.output);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,737 @@
+//! Run configurations of the ns-3 HPCC simulator (alibaba-edu/High-Precision-Congestion-Control,
+//! `mix/config.txt`, documented in `mix/config_doc.txt`, read by `simulation/scratch/third.cc`),
+//! so an HPCC experiment can be re-run here unchanged.
+//!
+//! Format: one `KEY value...` per line; blank lines are ignored, `#` starts a comment.
+//! [`load`] translates the file into a [`SimConfig`] with the HPCC simulator's switch and NIC
+//! model, as far as headroom models it:
+//!
+//! - **Only DCQCN** (`CC_MODE 1`, the Mellanox variant of `rdma-hw.cc`); any other mode is an
+//!   error. DCQCN keys are in the simulator's units: intervals in microseconds (floats),
+//!   rates with units (`50Mb/s`; a bare integer is bit/s, as ns-3's `DataRate` reads it).
+//!   A missing key takes `third.cc`'s default, except `RP_TIMER`, `EWMA_GAIN`, `RATE_AI`
+//!   and `RATE_HAI`, which have no usable default there and are required.
+//! - **Switch**: buffer `BUFFER_SIZE × 2^20` bytes (default 16), 4 KiB private
+//!   (`SwitchMmu::reserve`, per port and queue; here per ingress PG), headroom
+//!   [`HeadroomSizing::HpccCompat`] (`3 × rate × delay` per port) reserved
+//!   [`Reservation::PerPort`], alpha [`AlphaPolicy::ScaledByRate`] with base 1/8 at the NIC
+//!   rate (the rate of the first host's link, as `get_nic_rate`), XON offset 3 KiB
+//!   (`resume_offset`), PFC pauses that last until an explicit RESUME, no peer response
+//!   delay (a PAUSE takes effect on arrival) and no preamble or inter-frame gap on links
+//!   (ns-3's point-to-point devices have neither). ECN marks on dequeue with the thresholds
+//!   of `KMIN_MAP` / `KMAX_MAP` (KB = 1000 bytes) and `PMAX_MAP`, which must cover every
+//!   switch port rate (the simulator asserts the same).
+//! - **Priorities**: every flow keeps the `pg` of the flow file as its priority. In the
+//!   simulator every switch queue but the control queue 0 is lossless; here priorities
+//!   1..=7 are lossless, except priority 7 when `ACK_HIGH_PRIO 1` puts ACKs there (strict
+//!   priority, lossy, like queue 0). With `ACK_HIGH_PRIO 0` ACKs travel on priority 3, the
+//!   queue `RdmaEgressQueue::ack_q_idx` uses. Priority 0 is lossy here; flows on pg 0 get a
+//!   note.
+//! - **Host**: `PACKET_PAYLOAD_SIZE` payload bytes per packet; `L2_ACK_INTERVAL` is in bytes
+//!   like `rdma-hw.cc` reads it (0 and 1: every packet); the simulator signals congestion in
+//!   the ACK of every marked packet, so the CNP interval is 0 (a CNP per marked packet);
+//!   `RATE_BOUND` turns pacing on or off. Go-back-N on NACK (`L2_BACK_TO_ZERO 0`).
+//! - **Links**: `ERROR_RATE_PER_LINK` applies to every link whose topology line has error
+//!   rate 0, as in `third.cc`.
+//!
+//! Keys that do not change DCQCN results (HPCC/TIMELY/DCTCP parameters, trace and queue
+//! monitor files) are accepted and produce a note in [`HpccRun::notes`]; unknown keys are
+//! errors. Unsupported settings (`HAS_WIN 1`, `VAR_WIN 1`, `L2_BACK_TO_ZERO 1`,
+//! `ENABLE_TRACE 1`, a `LINK_DOWN` event) are errors naming the key.
+//!
+//! Invariants: every error names the config file, the line (0 for a missing key) and the
+//! key; errors inside the topology or flow file also name that file and its line. File
+//! paths in the config (topology, flow, output files) are used as written: relative paths
+//! resolve against the current working directory, as in the original. A returned
+//! [`HpccRun`]'s config has passed [`SimConfig::validate`]. Parsing never panics.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::{AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig};
+use crate::topology::{NodeKind, Topology};
+use headroom_mech::buffer::mmu::Reservation;
+use headroom_mech::buffer::Alpha;
+use headroom_mech::cc::{DcqcnConfig, DcqcnVariant};
+use headroom_mech::ecn::RedConfig;
+use headroom_mech::pfc::PfcConfig;
+use headroom_mech::units::{parse_rate, Rate, Time};
+
+/// An HPCC simulator run translated for headroom.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HpccRun {
+    /// The resolved input of the engine; it has passed [`SimConfig::validate`].
+    pub config: SimConfig,
+    /// `FCT_OUTPUT_FILE`: where the simulator writes per-flow completion times.
+    pub fct_output: Option<PathBuf>,
+    /// `PFC_OUTPUT_FILE`: where the simulator writes PFC events.
+    pub pfc_output: Option<PathBuf>,
+    /// One line per accepted key that has no effect here, and per approximation worth
+    /// knowing about (e.g. flows on priority 0).
+    pub notes: Vec<String>,
+}
+
+/// Why an HPCC config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HpccConfigError {
+    /// The config file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A key is missing, unknown, malformed or unsupported, or a file it names is invalid.
+    #[error("{}: {key}: {reason}", location(.path, *.line))]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the key (0 when the key is missing).
+        line: usize,
+        /// The key, e.g. `CC_MODE`.
+        key: String,
+        /// What is wrong (for errors in a referenced file, starting with `file:line:`).
+        reason: String,
+    },
+}
+
+fn location(path: &Path, line: usize) -> String {
+    if line == 0 {
+        path.display().to_string()
+    } else {
+        format!("{}:{line}", path.display())
+    }
+}
+
+/// The simulator's default for `BUFFER_SIZE` (MB, `third.cc`'s `buffer_size`).
+const DEFAULT_BUFFER_MB: u64 = 16;
+/// `SwitchMmu::reserve`.
+const RESERVE_BYTES: u64 = 4 * 1024;
+/// `SwitchMmu::resume_offset`.
+const RESUME_OFFSET_BYTES: u64 = 3 * 1024;
+/// `third.cc`'s `simulator_stop_time` when `SIMULATOR_STOP_TIME` is absent.
+const DEFAULT_STOP_SECONDS: f64 = 3.01;
+/// Priority of ACKs with `ACK_HIGH_PRIO 0` (`RdmaEgressQueue::ack_q_idx`).
+const ACK_PRIO_NORMAL: u8 = 3;
+/// Priority of ACKs with `ACK_HIGH_PRIO 1` (the strict-priority queue).
+const ACK_PRIO_HIGH: u8 = 7;
+
+/// Keys accepted without effect, with the reason given in the note.
+const IGNORED: &[(&str, &str)] = &[
+    (
+        "QLEN_MON_FILE",
+        "queue-length monitor output is not written",
+    ),
+    (
+        "QLEN_MON_START",
+        "queue-length monitor output is not written",
+    ),
+    ("QLEN_MON_END", "queue-length monitor output is not written"),
+    ("TRACE_FILE", "packet traces are not written"),
+    ("TRACE_OUTPUT_FILE", "packet traces are not written"),
+    ("U_TARGET", "an HPCC parameter; has no effect with DCQCN"),
+    ("MI_THRESH", "an HPCC parameter; has no effect with DCQCN"),
+    ("INT_MULTI", "an HPCC parameter; has no effect with DCQCN"),
+    ("MULTI_RATE", "an HPCC parameter; has no effect with DCQCN"),
+    (
+        "SAMPLE_FEEDBACK",
+        "an HPCC parameter; has no effect with DCQCN",
+    ),
+    (
+        "FAST_REACT",
+        "an HPCC/TIMELY parameter; has no effect with DCQCN",
+    ),
+    (
+        "GLOBAL_T",
+        "a window parameter; has no effect without a window (HAS_WIN 0)",
+    ),
+    (
+        "PINT_LOG_BASE",
+        "an HPCC-PINT parameter; has no effect with DCQCN",
+    ),
+    (
+        "PINT_PROB",
+        "an HPCC-PINT parameter; has no effect with DCQCN",
+    ),
+    (
+        "DCTCP_RATE_AI",
+        "a DCTCP parameter; has no effect with DCQCN",
+    ),
+    (
+        "NIC_TOTAL_PAUSE_TIME",
+        "not used by the simulator's DCQCN model",
+    ),
+    (
+        "DATA_RATE",
+        "unused by the simulator (link rates come from the topology file)",
+    ),
+    (
+        "LINK_DELAY",
+        "unused by the simulator (link delays come from the topology file)",
+    ),
+    (
+        "PAUSE_TIME",
+        "the simulator's PAUSE lasts until RESUME; here PAUSE is refreshed until RESUME",
+    ),
+];
+
+/// Keys that change the run.
+const USED: &[&str] = &[
+    "TOPOLOGY_FILE",
+    "FLOW_FILE",
+    "SIMULATOR_STOP_TIME",
+    "PACKET_PAYLOAD_SIZE",
+    "CC_MODE",
+    "ALPHA_RESUME_INTERVAL",
+    "RATE_DECREASE_INTERVAL",
+    "CLAMP_TARGET_RATE",
+    "RP_TIMER",
+    "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES",
+    "RATE_AI",
+    "RATE_HAI",
+    "MIN_RATE",
+    "L2_ACK_INTERVAL",
+    "L2_BACK_TO_ZERO",
+    "L2_CHUNK_SIZE",
+    "HAS_WIN",
+    "VAR_WIN",
+    "RATE_BOUND",
+    "ACK_HIGH_PRIO",
+    "KMAX_MAP",
+    "KMIN_MAP",
+    "PMAX_MAP",
+    "BUFFER_SIZE",
+    "ENABLE_TRACE",
+    "ERROR_RATE_PER_LINK",
+    "LINK_DOWN",
+    "FCT_OUTPUT_FILE",
+    "PFC_OUTPUT_FILE",
+    "ENABLE_QCN",
+    "USE_DYNAMIC_PFC_THRESHOLD",
+];
+
+/// Reads an HPCC config file and translates it (see the module documentation).
+pub fn load(path: &Path) -> Result<HpccRun, HpccConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| HpccConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Translates the text of an HPCC config file; `path` names it in errors. The topology and
+/// flow files it names are read (relative to the current directory).
+pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
+    let c = Conf::read(text, path)?;
+    let mut notes = Vec::new();
+
+    // Accepted keys without effect, in file order.
+    let mut ignored: Vec<(usize, &str, &str)> = c
+        .entries
+        .iter()
+        .filter_map(|(key, e)| {
+            let (_, why) = IGNORED.iter().find(|(k, _)| k == key)?;
+            Some((e.line, *key, *why))
+        })
+        .collect();
+    ignored.sort_unstable();
+    for (line, key, why) in ignored {
+        notes.push(format!("{key} (line {line}): {why}; ignored"));
+    }
+
+    // Unsupported settings.
+    let cc_mode: u32 = c.num("CC_MODE", "an integer")?.unwrap_or(1);
+    if cc_mode != 1 {
+        return Err(c.err(
+            "CC_MODE",
+            format!("CC_MODE {cc_mode} is not supported: only 1 (DCQCN) is"),
+        ));
+    }
+    for (key, what) in [
+        ("HAS_WIN", "a sending window"),
+        ("VAR_WIN", "a variable window"),
+        ("L2_BACK_TO_ZERO", "going back to the chunk start on NACK"),
+        ("ENABLE_TRACE", "packet traces"),
+    ] {
+        if c.flag(key)? == Some(true) {
+            return Err(c.err(key, format!("{what} is not supported; set {key} 0")));
+        }
+    }
+    if !c.entries.contains_key("HAS_WIN") {
+        notes.push(
+            "HAS_WIN is absent: the HPCC simulator then uses a window; this run has none"
+                .to_string(),
+        );
+    }
+    if let Some((line, v)) = c.values("LINK_DOWN")? {
+        let nums: Vec<u64> = v
+            .iter()
+            .map(|s| s.parse::<u64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                c.err_at(
+                    line,
+                    "LINK_DOWN",
+                    "expected `<time> <node> <node>` as integers",
+                )
+            })?;
+        if nums.len() != 3 {
+            return Err(c.err_at(
+                line,
+                "LINK_DOWN",
+                format!(
+                    "expected 3 values (`<time> <node> <node>`), found {}",
+                    nums.len()
+                ),
+            ));
+        }
+        if nums[0] != 0 {
+            return Err(c.err_at(
+                line,
+                "LINK_DOWN",
+                "taking a link down is not supported yet; use `LINK_DOWN 0 0 0`",
+            ));
+        }
+    }
+    if let Some(chunk) = c.entries.get("L2_CHUNK_SIZE") {
+        notes.push(format!(
+            "L2_CHUNK_SIZE (line {}): only matters with L2_BACK_TO_ZERO 1 and for chunk-boundary ACKs, which are not modelled; ignored",
+            chunk.line
+        ));
+    }
+    if c.flag("USE_DYNAMIC_PFC_THRESHOLD")? == Some(false) {
+        notes.push(
+            "USE_DYNAMIC_PFC_THRESHOLD 0: the simulator's switch uses dynamic thresholds regardless; so does this run"
+                .to_string(),
+        );
+    }
+
+    // Files.
+    let topo_path = PathBuf::from(c.req_one("TOPOLOGY_FILE")?);
+    let mut topology = crate::topology::hpcc::load(&topo_path)
+        .map_err(|e| c.err("TOPOLOGY_FILE", e.to_string()))?;
+    let flow_path = PathBuf::from(c.req_one("FLOW_FILE")?);
+    let flow_text = std::fs::read_to_string(&flow_path).map_err(|e| {
+        c.err(
+            "FLOW_FILE",
+            format!("{}: cannot read: {e}", flow_path.display()),
+        )
+    })?;
+    let shown = flow_path.display().to_string();
+    let flows = crate::workload::hpcc::parse(&flow_text, &shown)
+        .map_err(|e| c.err("FLOW_FILE", e.to_string()))?;
+    if let Some((line, reason)) = crate::scenario::flow_file_node_error(&flow_text, &topology) {
+        return Err(c.err("FLOW_FILE", format!("{shown}:{line}: {reason}")));
+    }
+
+    // Links.
+    if let Some(e) = c.num::<f64>("ERROR_RATE_PER_LINK", "a number")? {
+        if !(0.0..=1.0).contains(&e) {
+            return Err(c.err(
+                "ERROR_RATE_PER_LINK",
+                format!("must be in [0, 1], found {e}"),
+            ));
+        }
+        for l in &mut topology.links {
+            if l.error_rate == 0.0 {
+                l.error_rate = e;
+            }
+        }
+    }
+    let nic_rate = first_host_rate(&topology).ok_or_else(|| {
+        c.err(
+            "TOPOLOGY_FILE",
+            format!(
+                "{}: the topology has no host with a link",
+                topo_path.display()
+            ),
+        )
+    })?;
+
+    let mut config = SimConfig::new(topology, flows);
+    config.link.frame_overhead = 0;
+    let stop = c
+        .num::<f64>("SIMULATOR_STOP_TIME", "a number of seconds")?
+        .unwrap_or(DEFAULT_STOP_SECONDS);
+    config.stop_time = Some(seconds(stop).ok_or_else(|| {
+        c.err(
+            "SIMULATOR_STOP_TIME",
+            format!("{stop} is not a representable non-negative number of seconds"),
+        )
+    })?);
+
+    // Switch.
+    let sw = &mut config.switch;
+    let mb: u64 = c
+        .num("BUFFER_SIZE", "an integer (MB)")?
+        .unwrap_or(DEFAULT_BUFFER_MB);
+    sw.buffer_bytes = mb
+        .checked_mul(1 << 20)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| c.err("BUFFER_SIZE", format!("{mb} MB is out of range")))?;
+    sw.private_bytes = RESERVE_BYTES;
+    sw.headroom = HeadroomSizing::HpccCompat;
+    sw.reservation = Reservation::PerPort;
+    let eighth = Alpha::from_dynamic_th(-3)
+        .unwrap_or_else(|_| unreachable!("-3 is within dynamic_th's range"));
+    sw.alpha = AlphaPolicy::ScaledByRate {
+        base: eighth,
+        nic_rate,
+    };
+    sw.xon_offset = RESUME_OFFSET_BYTES;
+    sw.pfc = PfcConfig::explicit_resume_mode();
+    sw.response_bytes = 0;
+    let ack_high = c.flag("ACK_HIGH_PRIO")?.unwrap_or(false);
+    let ack_prio = if ack_high {
+        ACK_PRIO_HIGH
+    } else {
+        ACK_PRIO_NORMAL
+    };
+    sw.lossless = if ack_high { 0x7E } else { 0xFE };
+    sw.scheduler.strict = 1 << ACK_PRIO_HIGH;
+    sw.ecn.enabled = c.flag("ENABLE_QCN")?.unwrap_or(true);
+    sw.ecn.point = EcnPoint::Dequeue;
+    sw.ecn.red = None;
+    sw.ecn.by_rate = ecn_maps(&c, &config.topology)?;
+
+    // Hosts.
+    let h = &mut config.host;
+    let payload: u64 = c
+        .num("PACKET_PAYLOAD_SIZE", "an integer (bytes)")?
+        .unwrap_or(1000);
+    if payload == 0 {
+        return Err(c.err("PACKET_PAYLOAD_SIZE", "must be greater than zero"));
+    }
+    h.mtu_payload = payload;
+    h.ack_interval = c
+        .num::<u64>("L2_ACK_INTERVAL", "an integer (bytes)")?
+        .unwrap_or(0)
+        .max(1);
+    h.ack_prio = ack_prio;
+    h.cnp_interval = Time::ZERO;
+    h.pacing = c.flag("RATE_BOUND")?.unwrap_or(true);
+    h.cc = CcConfig::Dcqcn(dcqcn(&c)?);
+
+    if config.flows.iter().any(|f| f.prio == 0) {
+        notes.push(
+            "flows on pg 0 share the control queue in the HPCC simulator; here priority 0 is lossy"
+                .to_string(),
+        );
+    }
+    if ack_high && config.flows.iter().any(|f| f.prio == ACK_PRIO_HIGH) {
+        notes.push(format!(
+            "flows on pg {ACK_PRIO_HIGH} share the strict-priority ACK queue (ACK_HIGH_PRIO 1) and are lossy here"
+        ));
+    }
+
+    config.validate().map_err(|e| match e {
+        ConfigError::Topology(t) => c.err("TOPOLOGY_FILE", t.to_string()),
+        ConfigError::Flow { index, reason } => {
+            c.err("FLOW_FILE", format!("flow {index}: {reason}"))
+        }
+        ConfigError::Parameter { field, reason } => match field {
+            "host.mtu_payload" => c.err("PACKET_PAYLOAD_SIZE", reason),
+            "stop_time" => c.err("SIMULATOR_STOP_TIME", reason),
+            other => c.err(other, reason),
+        },
+    })?;
+
+    Ok(HpccRun {
+        config,
+        fct_output: c.one("FCT_OUTPUT_FILE")?.map(PathBuf::from),
+        pfc_output: c.one("PFC_OUTPUT_FILE")?.map(PathBuf::from),
+        notes,
+    })
+}
+
+/// The DCQCN reaction point of `rdma-hw.cc`'s Mellanox variant with the config's values.
+fn dcqcn(c: &Conf) -> Result<DcqcnConfig, HpccConfigError> {
+    let us = |key: &str, default: Option<f64>| -> Result<Time, HpccConfigError> {
+        let v = match c.num::<f64>(key, "a number of microseconds")? {
+            Some(v) => v,
+            None => match default {
+                Some(d) => d,
+                None => return Err(c.missing(key)),
+            },
+        };
+        seconds(v * 1e-6).ok_or_else(|| {
+            c.err(
+                key,
+                format!("{v} is not a representable non-negative number of microseconds"),
+            )
+        })
+    };
+    let rate = |key: &str, default: Option<Rate>| -> Result<Rate, HpccConfigError> {
+        match c.one(key)? {
+            Some(s) => ns3_rate(s)
+                .ok_or_else(|| c.err(key, format!("`{s}` is not a rate (write e.g. `50Mb/s`)"))),
+            None => default.ok_or_else(|| c.missing(key)),
+        }
+    };
+    let g: f64 = c
+        .num("EWMA_GAIN", "a number")?
+        .ok_or_else(|| c.missing("EWMA_GAIN"))?;
+    if !(0.0..=1.0).contains(&g) {
+        return Err(c.err("EWMA_GAIN", format!("must be in [0, 1], found {g}")));
+    }
+    Ok(DcqcnConfig {
+        variant: DcqcnVariant::Mellanox,
+        g,
+        alpha_resume_interval: us("ALPHA_RESUME_INTERVAL", Some(55.0))?,
+        rate_decrease_interval: us("RATE_DECREASE_INTERVAL", Some(4.0))?,
+        rp_timer: us("RP_TIMER", None)?,
+        byte_counter: 0,
+        fast_recovery_times: c.num("FAST_RECOVERY_TIMES", "an integer")?.unwrap_or(5),
+        rate_ai: rate("RATE_AI", None)?,
+        rate_hai: rate("RATE_HAI", None)?,
+        min_rate: rate("MIN_RATE", Some(Rate::from_mbps(100)))?,
+        clamp_target_rate: c.flag("CLAMP_TARGET_RATE")?.unwrap_or(false),
+        rate_on_first_cnp: 1.0,
+    })
+}
+
+/// The ECN thresholds of `KMIN_MAP`, `KMAX_MAP` and `PMAX_MAP`, checked to cover every
+/// switch port rate of `topo`.
+fn ecn_maps(c: &Conf, topo: &Topology) -> Result<Vec<(Rate, RedConfig)>, HpccConfigError> {
+    let kmin = c.rate_map("KMIN_MAP", "an integer (KB)", |s| s.parse::<u64>().ok())?;
+    let kmax = c.rate_map("KMAX_MAP", "an integer (KB)", |s| s.parse::<u64>().ok())?;
+    let pmax = c.rate_map("PMAX_MAP", "a probability", |s| {
+        s.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p))
+    })?;
+    let mut rates: Vec<Rate> = topo
+        .links
+        .iter()
+        .filter(|l| {
+            [l.a, l.b]
+                .iter()
+                .any(|n| topo.nodes.get(n.index()) == Some(&NodeKind::Switch))
+        })
+        .map(|l| l.rate)
+        .collect();
+    rates.sort();
+    rates.dedup();
+    for r in &rates {
+        for (key, has) in [
+            ("KMIN_MAP", kmin.contains_key(r)),
+            ("KMAX_MAP", kmax.contains_key(r)),
+            ("PMAX_MAP", pmax.contains_key(r)),
+        ] {
+            if !has {
+                return Err(c.err(
+                    key,
+                    format!(
+                        "no entry for {} bit/s, the rate of a switch port ({r})",
+                        r.bps()
+                    ),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (r, &kmin_kb) in &kmin {
+        let (Some(&kmax_kb), Some(&p)) = (kmax.get(r), pmax.get(r)) else {
+            continue;
+        };
+        let (Some(lo), Some(hi)) = (kmin_kb.checked_mul(1000), kmax_kb.checked_mul(1000)) else {
+            return Err(c.err(
+                "KMAX_MAP",
+                format!("thresholds for {} bit/s are out of range", r.bps()),
+            ));
+        };
+        if hi < lo {
+            return Err(c.err(
+                "KMAX_MAP",
+                format!(
+                    "kmax {kmax_kb} KB is below kmin {kmin_kb} KB for {} bit/s",
+                    r.bps()
+                ),
+            ));
+        }
+        out.push((
+            *r,
+            RedConfig {
+                kmin: lo,
+                kmax: hi,
+                pmax: p,
+            },
+        ));
+    }
+    Ok(out)
+}
+
+/// The rate of the first host's link (`third.cc`'s `get_nic_rate`).
+fn first_host_rate(topo: &Topology) -> Option<Rate> {
+    let h = topo.hosts().into_iter().next()?;
+    topo.links
+        .iter()
+        .find(|l| l.a == h || l.b == h)
+        .map(|l| l.rate)
+}
+
+/// Seconds as a `Time`, rounded to the picosecond; `None` if negative, not finite or too
+/// large.
+fn seconds(s: f64) -> Option<Time> {
+    let ps = (s * 1e12).round();
+    (s.is_finite() && s >= 0.0 && ps < u64::MAX as f64).then_some(Time(ps as u64))
+}
+
+/// A rate as ns-3's `DataRate` reads it: with a unit (`50Mb/s`, `100Gbps`), or a bare
+/// integer of bit/s.
+fn ns3_rate(s: &str) -> Option<Rate> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse::<u64>().ok().map(Rate);
+    }
+    parse_rate(s).ok()
+}
+
+/// One line of the config.
+struct Line<'a> {
+    line: usize,
+    values: Vec<&'a str>,
+}
+
+/// The parsed key/value lines of a config file.
+struct Conf<'a> {
+    path: &'a Path,
+    entries: BTreeMap<&'a str, Line<'a>>,
+}
+
+impl<'a> Conf<'a> {
+    fn read(text: &'a str, path: &'a Path) -> Result<Self, HpccConfigError> {
+        let mut entries: BTreeMap<&str, Line> = BTreeMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let content = raw.split('#').next().unwrap_or("");
+            let mut tokens = content.split_whitespace();
+            let Some(key) = tokens.next() else { continue };
+            let known = USED.contains(&key) || IGNORED.iter().any(|(k, _)| *k == key);
+            let err = |reason: String| HpccConfigError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                key: key.to_string(),
+                reason,
+            };
+            if !known {
+                return Err(err(format!("unknown key `{key}`")));
+            }
+            if let Some(prev) = entries.get(key) {
+                return Err(err(format!("given twice (first on line {})", prev.line)));
+            }
+            entries.insert(
+                key,
+                Line {
+                    line,
+                    values: tokens.collect(),
+                },
+            );
+        }
+        Ok(Conf { path, entries })
+    }
+
+    fn line_of(&self, key: &str) -> usize {
+        self.entries.get(key).map_or(0, |e| e.line)
+    }
+
+    fn err(&self, key: &str, reason: impl Into<String>) -> HpccConfigError {
+        self.err_at(self.line_of(key), key, reason)
+    }
+
+    fn err_at(&self, line: usize, key: &str, reason: impl Into<String>) -> HpccConfigError {
+        HpccConfigError::Invalid {
+            path: self.path.to_path_buf(),
+            line,
+            key: key.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    fn missing(&self, key: &str) -> HpccConfigError {
+        self.err_at(
+            0,
+            key,
+            format!("missing: add a `{key}` line (the HPCC simulator has no usable default)"),
+        )
+    }
+
+    fn values(&self, key: &str) -> Result<Option<(usize, &[&'a str])>, HpccConfigError> {
+        Ok(self.entries.get(key).map(|e| (e.line, e.values.as_slice())))
+    }
+
+    /// The single value of `key`, if present.
+    fn one(&self, key: &str) -> Result<Option<&'a str>, HpccConfigError> {
+        match self.entries.get(key) {
+            None => Ok(None),
+            Some(e) => match e.values.as_slice() {
+                [v] => Ok(Some(v)),
+                [] => Err(self.err(key, "missing value")),
+                more => Err(self.err(key, format!("expected one value, found {}", more.len()))),
+            },
+        }
+    }
+
+    fn req_one(&self, key: &str) -> Result<&'a str, HpccConfigError> {
+        self.one(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    fn num<T: std::str::FromStr>(
+        &self,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<T>, HpccConfigError> {
+        match self.one(key)? {
+            None => Ok(None),
+            Some(s) => s
+                .parse::<T>()
+                .map(Some)
+                .map_err(|_| self.err(key, format!("`{s}` is not {what}"))),
+        }
+    }
+
+    /// A 0/1 switch.
+    fn flag(&self, key: &str) -> Result<Option<bool>, HpccConfigError> {
+        match self.one(key)? {
+            None => Ok(None),
+            Some("0") => Ok(Some(false)),
+            Some("1") => Ok(Some(true)),
+            Some(s) => Err(self.err(key, format!("expected 0 or 1, found `{s}`"))),
+        }
+    }
+
+    /// A map `<n> <rate bit/s> <value> ...` (required).
+    fn rate_map<T>(
+        &self,
+        key: &str,
+        what: &str,
+        value: impl Fn(&str) -> Option<T>,
+    ) -> Result<BTreeMap<Rate, T>, HpccConfigError> {
+        let e = self.entries.get(key).ok_or_else(|| self.missing(key))?;
+        let v = &e.values;
+        let n: usize = v
+            .first()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| self.err(key, "expected `<n> <rate bit/s> <value> ...`"))?;
+        if v.len() != 1 + 2 * n.min(v.len()) {
+            return Err(self.err(
+                key,
+                format!(
+                    "declares {n} entries, so expected {} values after the count, found {}",
+                    n.saturating_mul(2),
+                    v.len() - 1
+                ),
+            ));
+        }
+        let mut out = BTreeMap::new();
+        for pair in v[1..].chunks(2) {
+            let rate = pair[0]
+                .parse::<u64>()
+                .map_err(|_| self.err(key, format!("`{}` is not a rate in bit/s", pair[0])))?;
+            let val = value(pair[1])
+                .ok_or_else(|| self.err(key, format!("`{}` is not {what}", pair[1])))?;
+            out.insert(Rate(rate), val);
+        }
+        Ok(out)
+    }
+}

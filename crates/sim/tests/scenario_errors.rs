@@ -1,0 +1,492 @@
+//! Scenario files: each kind of invalid input gives a specific error naming the field, the
+//! reason and the span of the offending text; valid inputs parse deterministically.
+
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing};
+use headroom_sim::scenario::{self, Scenario, ScenarioError};
+use headroom_sim::topology::NodeId;
+use std::path::Path;
+
+const BASE: &str = r#"
+[topology]
+kind = "star"
+hosts = 4
+rate = "100Gbps"
+
+[[workload]]
+kind = "incast"
+senders = [1, 2]
+receiver = 0
+size = "64KiB"
+"#;
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    scenario::parse(text, Path::new("test.toml"))
+}
+
+fn err(text: &str) -> ScenarioError {
+    match parse(text) {
+        Ok(s) => panic!(
+            "expected an error, got a scenario with {} flows",
+            s.config.flows.len()
+        ),
+        Err(e) => e,
+    }
+}
+
+/// Asserts the field path, a substring of the reason, and the exact text under the span.
+fn check(text: &str, field: &str, reason: &str, spanned: &str) -> ScenarioError {
+    let e = err(text);
+    assert_eq!(e.field(), Some(field), "{e}");
+    assert!(
+        e.reason().contains(reason),
+        "reason `{}` lacks `{reason}`",
+        e.reason()
+    );
+    let span = e.span().unwrap_or_else(|| panic!("no span: {e}"));
+    assert_eq!(&text[span], spanned, "{e}");
+    assert_eq!(e.source_text(), Some(text));
+    assert_eq!(e.path(), Path::new("test.toml"));
+    e
+}
+
+#[test]
+fn base_is_valid() {
+    let s = parse(BASE).expect("valid");
+    assert_eq!(s.name, "test");
+    assert_eq!(s.config.topology.len(), 5);
+    assert_eq!(s.config.flows.len(), 2);
+    assert!(s.output.plots);
+    assert!(!s.output.compat_hpcc);
+}
+
+#[test]
+fn unknown_key_top_level() {
+    let text = format!("colour = \"red\"\n{BASE}");
+    check(&text, "colour", "unknown key `colour`", "colour");
+}
+
+#[test]
+fn unknown_key_nested() {
+    let text = format!("{BASE}\n[switch.pfc]\nquanta = 100\nquantaa = 5\n");
+    check(
+        &text,
+        "switch.pfc.quantaa",
+        "unknown key `quantaa`",
+        "quantaa",
+    );
+    let text = BASE.replace("size = \"64KiB\"", "size = \"64KiB\"\nsise = \"1B\"");
+    check(&text, "workload[0].sise", "unknown key `sise`", "sise");
+    // A key that exists for another topology kind is unknown for this one.
+    let text = BASE.replace("hosts = 4", "hosts = 4\nleaves = 2");
+    let e = check(&text, "topology.leaves", "unknown key `leaves`", "leaves");
+    assert!(e.reason().contains("kind = \"star\""), "{e}");
+}
+
+#[test]
+fn negative_size() {
+    let text = BASE.replace("\"64KiB\"", "\"-5B\"");
+    check(&text, "workload[0].size", "negative", "\"-5B\"");
+}
+
+#[test]
+fn zero_size() {
+    let text = BASE.replace("\"64KiB\"", "\"0B\"");
+    check(&text, "workload[0].size", "greater than zero", "\"0B\"");
+}
+
+#[test]
+fn incast_receiver_unknown_node() {
+    let text = BASE.replace("receiver = 0", "receiver = 99");
+    check(&text, "workload[0].receiver", "unknown node 99", "99");
+    // A switch is not a host either (node 4 is the star's switch).
+    let text = BASE.replace("receiver = 0", "receiver = 4");
+    check(&text, "workload[0].receiver", "is a switch", "4");
+    // Unknown senders point at the list element.
+    let text = BASE.replace("senders = [1, 2]", "senders = [1, 12]");
+    check(&text, "workload[0].senders[1]", "unknown node 12", "12");
+}
+
+#[test]
+fn rate_without_unit() {
+    let text = BASE.replace("\"100Gbps\"", "\"100\"");
+    check(&text, "topology.rate", "write \"100Gbps\"", "\"100\"");
+    let text = BASE.replace("\"100Gbps\"", "100");
+    check(&text, "topology.rate", "write \"100Gbps\"", "100");
+    let text = BASE.replace("\"100Gbps\"", "\"100Gbpx\"");
+    check(&text, "topology.rate", "unknown unit", "\"100Gbpx\"");
+}
+
+#[test]
+fn time_without_unit() {
+    let text = format!("stop_time = 5\n{BASE}");
+    check(&text, "stop_time", "write \"5us\"", "5");
+}
+
+#[test]
+fn wrong_types() {
+    let text = BASE.replace("hosts = 4", "hosts = \"four\"");
+    check(
+        &text,
+        "topology.hosts",
+        "expected an integer, found a string",
+        "\"four\"",
+    );
+    let text = BASE.replace("hosts = 4", "hosts = -4");
+    check(&text, "topology.hosts", "must not be negative", "-4");
+    let text = BASE.replace("hosts = 4", "hosts = 1");
+    check(&text, "topology.hosts", "between 2 and", "1");
+}
+
+#[test]
+fn hpcc_file_dangling_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 5 100Gbps 1000ns 0\n";
+    std::fs::write(dir.path().join("topo.txt"), topo).expect("write");
+    let text = "[topology]\nkind = \"hpcc-file\"\nfile = \"topo.txt\"\n";
+    let e = scenario::parse(text, &dir.path().join("s.toml")).expect_err("dangling");
+    assert_eq!(e.field(), Some("topology.file"), "{e}");
+    assert!(e.reason().contains("node 5 does not exist"), "{e}");
+    assert_eq!(e.span().map(|s| &text[s]), Some("\"topo.txt\""));
+    let loc = e.referenced_file().expect("names the topology file");
+    assert_eq!(loc.path, dir.path().join("topo.txt"));
+    assert_eq!(loc.line, 4);
+    assert!(e.to_string().contains("topo.txt:4: "), "{e}");
+}
+
+#[test]
+fn hpcc_file_missing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = "[topology]\nkind = \"hpcc-file\"\nfile = \"nope.txt\"\n";
+    let e = scenario::parse(text, &dir.path().join("s.toml")).expect_err("missing");
+    assert_eq!(e.field(), Some("topology.file"));
+    assert!(e.reason().contains("cannot read"), "{e}");
+    assert_eq!(e.referenced_file().map(|l| l.line), Some(0));
+}
+
+#[test]
+fn hpcc_file_with_flow_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("topo.txt"),
+        "3 1 3\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n3 2 100Gbps 1000ns 0\n",
+    )
+    .expect("write");
+    // The header says 3 nodes but node 3 is used: the topology file is wrong.
+    let text = "[topology]\nkind = \"hpcc-file\"\nfile = \"topo.txt\"\n";
+    let e = scenario::parse(text, &dir.path().join("s.toml")).expect_err("dangling");
+    assert_eq!(e.referenced_file().map(|l| l.line), Some(5));
+
+    std::fs::write(
+        dir.path().join("topo.txt"),
+        "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("flows.txt"),
+        "2\n0 2 3 100 5000 0.000001\n1 7 3 100 5000 0.000002\n",
+    )
+    .expect("write");
+    let text = "[topology]\nkind = \"hpcc-file\"\nfile = \"topo.txt\"\n\
+                [[workload]]\nkind = \"flow-file\"\nfile = \"flows.txt\"\n";
+    let e = scenario::parse(text, &dir.path().join("s.toml")).expect_err("unknown node");
+    assert_eq!(e.field(), Some("workload[0].file"), "{e}");
+    assert!(e.reason().contains("unknown node 7"), "{e}");
+    assert_eq!(e.referenced_file().map(|l| l.line), Some(3));
+
+    std::fs::write(
+        dir.path().join("flows.txt"),
+        "2\n0 2 3 100 5000 0.000002\n1 2 3 101 6000 0.000001\n",
+    )
+    .expect("write");
+    let s = scenario::parse(text, &dir.path().join("s.toml")).expect("valid");
+    assert_eq!(s.config.flows.len(), 2);
+    assert_eq!(s.config.flows[0].size, 6000, "sorted by start");
+    assert_eq!(s.config.flows[0].dport, 101);
+}
+
+#[test]
+fn cdf_file_not_monotone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("sizes.txt"), "0 0\n100 50\n50 100\n").expect("write");
+    let text = format!(
+        "{BASE}\n[[workload]]\nkind = \"poisson\"\nload = 0.3\ncdf_file = \"sizes.txt\"\nduration = \"100us\"\n"
+    );
+    let e = scenario::parse(&text, &dir.path().join("s.toml")).expect_err("not monotone");
+    assert_eq!(e.field(), Some("workload[1].cdf_file"), "{e}");
+    assert!(e.reason().contains("must not decrease"), "{e}");
+    assert_eq!(e.span().map(|s| &text[s]), Some("\"sizes.txt\""));
+    assert_eq!(e.referenced_file().map(|l| l.line), Some(3));
+
+    // A valid file parses, relative to the scenario's directory.
+    std::fs::write(dir.path().join("sizes.txt"), "1000 0\n5000 100\n").expect("write");
+    let s = scenario::parse(&text, &dir.path().join("s.toml")).expect("valid");
+    assert!(s.config.flows.len() > 2);
+    let poisson = s.config.flows.iter().filter(|f| f.size != 64 * 1024);
+    assert!(poisson.clone().count() > 0);
+    assert!(poisson.into_iter().all(|f| (1000..=5000).contains(&f.size)));
+}
+
+#[test]
+fn syntax_error_has_span() {
+    let text = "[topology\nkind = \"star\"\n";
+    let e = err(text);
+    assert_eq!(e.field(), Some(""));
+    assert!(e.reason().contains("invalid TOML"), "{e}");
+    assert!(e.span().is_some());
+}
+
+#[test]
+fn duplicate_key_is_an_error() {
+    let text = format!("seed = 1\nseed = 2\n{BASE}");
+    let e = err(&text);
+    assert!(e.reason().contains("invalid TOML"), "{e}");
+}
+
+#[test]
+fn missing_sections_and_keys() {
+    let e = err("seed = 3\n");
+    assert_eq!(e.field(), Some("topology"));
+    assert!(e.reason().contains("missing key `topology`"), "{e}");
+    let text = BASE.replace("rate = \"100Gbps\"\n", "");
+    let e = err(&text);
+    assert_eq!(e.field(), Some("topology.rate"));
+    assert!(e.reason().contains("missing key `rate`"), "{e}");
+    assert_eq!(e.span().map(|s| &text[s]), Some("[topology]"));
+}
+
+#[test]
+fn unknown_kinds() {
+    let text = BASE.replace("kind = \"star\"", "kind = \"torus\"");
+    check(
+        &text,
+        "topology.kind",
+        "unknown topology kind `torus`",
+        "\"torus\"",
+    );
+    let text = BASE.replace("kind = \"incast\"", "kind = \"burst\"");
+    check(
+        &text,
+        "workload[0].kind",
+        "unknown workload kind `burst`",
+        "\"burst\"",
+    );
+}
+
+#[test]
+fn workload_must_be_array_of_tables() {
+    let text = "[topology]\nkind = \"star\"\nhosts = 4\nrate = \"100Gbps\"\n[workload]\nkind = \"incast\"\n";
+    let e = err(text);
+    assert_eq!(e.field(), Some("workload"));
+    assert!(e.reason().contains("[[workload]]"), "{e}");
+}
+
+#[test]
+fn flows_workload_errors() {
+    let head = "[topology]\nkind = \"star\"\nhosts = 4\nrate = \"100Gbps\"\n[[workload]]\nkind = \"flows\"\n";
+    let ok = format!("{head}[[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n[[workload.flow]]\nsrc = 2\ndst = 3\nsize = \"2KB\"\nstart = \"1us\"\nprio = 5\ndport = 42\n");
+    let s = parse(&ok).expect("valid");
+    assert_eq!(s.config.flows.len(), 2);
+    assert_eq!(s.config.flows[0].prio, 3);
+    assert_eq!(s.config.flows[1].prio, 5);
+    assert_eq!(s.config.flows[1].dport, 42);
+    assert_eq!(s.config.flows[1].start, Time::from_us(1));
+    let bad = format!("{head}[[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n[[workload.flow]]\nsrc = 2\ndst = 2\nsize = \"2KB\"\n");
+    check(&bad, "workload[0].flow[1].dst", "same host 2", "2");
+    let bad = format!("{head}[[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\nprio = 8\n");
+    check(&bad, "workload[0].flow[0].prio", "between 0 and 7", "8");
+}
+
+#[test]
+fn switch_section() {
+    let text = format!(
+        "{BASE}\n[switch]\nbuffer = \"12MB\"\ncell = \"256B\"\nheadroom = \"dsh\"\nreservation = \"per-port\"\n\
+         alpha_scaling = {{ base = 0.125, nic_rate = \"25Gbps\" }}\nlossless = [3, 4]\n\
+         [switch.headroom_params]\nmtu = \"9000B\"\n[switch.pfc]\nmode = \"refresh\"\nquanta = 1000\n\
+         [switch.scheduler]\nstrict = [6, 7]\nweights = [1, 2, 3, 4, 5, 6, 7, 8]\n\
+         [switch.ecn]\npoint = \"enqueue\"\nkmin = \"100KB\"\nkmax = \"400KB\"\npmax = 0.1\n"
+    );
+    let s = parse(&text).expect("valid");
+    let sw = &s.config.switch;
+    assert_eq!(sw.buffer_bytes, 12_000_000);
+    assert_eq!(sw.cell_bytes, 256);
+    assert_eq!(sw.headroom, HeadroomSizing::Dsh { mtu: 9000 });
+    assert_eq!(sw.lossless, (1 << 3) | (1 << 4));
+    assert_eq!(sw.pfc.quanta, 1000);
+    assert!(sw.pfc.refresh && !sw.pfc.send_resume);
+    assert_eq!(sw.scheduler.strict, 0xC0);
+    assert_eq!(sw.scheduler.weights[7], 8);
+    assert!(
+        matches!(sw.alpha, AlphaPolicy::ScaledByRate { nic_rate, .. } if nic_rate == Rate::from_gbps(25))
+    );
+    let red = sw.ecn.red.expect("thresholds");
+    assert_eq!((red.kmin, red.kmax), (100_000, 400_000));
+
+    let two = format!("{BASE}\n[switch]\nalpha = 0.5\ndynamic_th = -2\n");
+    check(&two, "switch.dynamic_th", "at most one", "-2");
+    let bad_param =
+        format!("{BASE}\n[switch]\nheadroom = \"dsh\"\n[switch.headroom_params]\nmtu_r = \"1B\"\n");
+    let e = check(
+        &bad_param,
+        "switch.headroom_params.mtu_r",
+        "unknown key `mtu_r`",
+        "mtu_r",
+    );
+    assert!(e.reason().contains("headroom = \"dsh\""), "{e}");
+    let partial = format!("{BASE}\n[switch.ecn]\nkmin = \"1KB\"\n");
+    let e = err(&partial);
+    assert_eq!(e.field(), Some("switch.ecn.kmax"), "{e}");
+    let fixed = format!("{BASE}\n[switch]\nheadroom = \"50KB\"\n");
+    assert_eq!(
+        parse(&fixed).expect("valid").config.switch.headroom,
+        HeadroomSizing::Fixed(50_000)
+    );
+    let nonsense = format!("{BASE}\n[switch]\nheadroom = \"lots\"\n");
+    check(
+        &nonsense,
+        "switch.headroom",
+        "neither a formula",
+        "\"lots\"",
+    );
+    let dup = format!("{BASE}\n[switch]\nlossless = [3, 3]\n");
+    check(&dup, "switch.lossless[1]", "listed twice", "3");
+}
+
+#[test]
+fn host_and_cc_sections() {
+    let text = format!(
+        "{BASE}\n[host]\nmtu = \"4KiB\"\nack_prio = 6\npacing = false\n\
+         [host.cc]\npreset = \"paper\"\nrate_ai = \"5Mbps\"\nalpha_resume_interval = \"10us\"\n"
+    );
+    let s = parse(&text).expect("valid");
+    assert_eq!(s.config.host.mtu_payload, 4096);
+    assert_eq!(s.config.host.ack_prio, 6);
+    assert!(!s.config.host.pacing);
+    let CcConfig::Dcqcn(d) = &s.config.host.cc else {
+        panic!("dcqcn")
+    };
+    assert_eq!(d.rate_ai, Rate::from_mbps(5));
+    assert_eq!(d.alpha_resume_interval, Time::from_us(10));
+    assert_eq!(d.byte_counter, 10_000_000, "from the paper preset");
+
+    let none = format!("{BASE}\n[host.cc]\nalgorithm = \"none\"\n");
+    assert_eq!(parse(&none).expect("valid").config.host.cc, CcConfig::None);
+    let none_g = format!("{BASE}\n[host.cc]\nalgorithm = \"none\"\ng = 0.5\n");
+    check(&none_g, "host.cc.g", "only applies", "g");
+    let mtu0 = format!("{BASE}\n[host]\nmtu = \"0B\"\n");
+    check(&mtu0, "host.mtu", "greater than zero", "\"0B\"");
+}
+
+#[test]
+fn output_section() {
+    let text = format!(
+        "{BASE}\n[output]\nsample_interval = \"5us\"\nfail_on_lossless_drop = true\nplots = false\ncompat = \"hpcc\"\n"
+    );
+    let s = parse(&text).expect("valid");
+    assert_eq!(s.config.record.sample_interval, Some(Time::from_us(5)));
+    assert!(s.config.record.fail_on_lossless_drop);
+    assert!(!s.output.plots);
+    assert!(s.output.compat_hpcc);
+}
+
+#[test]
+fn incast_variants() {
+    let text = BASE.replace("senders = [1, 2]", "sender_count = 3")
+        + "repeat = { interval = \"100us\", count = 4 }\n";
+    let s = parse(&text).expect("valid");
+    assert_eq!(s.config.flows.len(), 12);
+    assert!(s
+        .config
+        .flows
+        .iter()
+        .all(|f| f.dst == NodeId(0) && f.src != NodeId(0)));
+    assert_eq!(s.config.flows[11].start, Time::from_us(300));
+    let text = BASE.replace("senders = [1, 2]", "sender_count = 4");
+    check(&text, "workload[0].sender_count", "only 3 hosts", "4");
+    let text = BASE.replace("senders = [1, 2]", "senders = [1, 0]");
+    check(&text, "workload[0].senders[1]", "also the receiver", "0");
+}
+
+#[test]
+fn random_workloads_are_deterministic() {
+    let text = format!(
+        "seed = 5\n{BASE}\n[[workload]]\nkind = \"poisson\"\nload = 0.5\ncdf = \"fbhdp\"\nduration = \"200us\"\n\
+         [[workload]]\nkind = \"permutation\"\nsize = \"10KB\"\nstart = \"50us\"\n"
+    );
+    let a = parse(&text).expect("valid");
+    let b = parse(&text).expect("valid");
+    assert_eq!(a, b);
+    assert!(a.config.flows.windows(2).all(|w| w[0].start <= w[1].start));
+    let other_seed = parse(&text.replace("seed = 5", "seed = 6")).expect("valid");
+    assert_ne!(a.config.flows, other_seed.config.flows);
+    // seed_offset pins a workload's stream regardless of its position.
+    assert_ne!(scenario::workload_seed(1, 0), scenario::workload_seed(1, 1));
+    assert_ne!(scenario::workload_seed(0, 1), scenario::workload_seed(1, 0));
+}
+
+#[test]
+fn links_topology() {
+    let text = "[topology]\nkind = \"links\"\nhosts = 2\nswitches = 1\n\
+                [[topology.link]]\na = 0\nb = 2\nrate = \"100Gbps\"\n\
+                [[topology.link]]\na = 1\nb = 2\nrate = \"25Gbps\"\ndelay = \"500ns\"\nerror_rate = 0.001\n\
+                [[workload]]\nkind = \"all-to-all\"\nsize = \"1KB\"\n";
+    let s = parse(text).expect("valid");
+    assert_eq!(s.config.topology.len(), 3);
+    assert_eq!(s.config.topology.links[1].rate, Rate::from_gbps(25));
+    assert_eq!(s.config.flows.len(), 2);
+    let dangling = text.replace("a = 1\nb = 2", "a = 1\nb = 3");
+    check(&dangling, "topology.link[1].b", "unknown node 3", "3");
+    let host_twice = text.replace("a = 1\nb = 2", "a = 0\nb = 1");
+    let e = err(&host_twice);
+    assert_eq!(e.field(), Some("topology.link[1]"), "{e}");
+}
+
+#[test]
+fn poisson_rejects_huge_workloads() {
+    let text = format!(
+        "{BASE}\n[[workload]]\nkind = \"poisson\"\nload = 1.0\ncdf = \"googlerpc\"\nduration = \"100s\"\n"
+    );
+    let e = check(&text, "workload[1].duration", "at most", "\"100s\"");
+    assert!(e.reason().contains("flows"), "{e}");
+}
+
+#[test]
+fn display_names_file_line_and_field() {
+    let text = BASE.replace("receiver = 0", "receiver = 99");
+    let e = err(&text);
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with("test.toml:10:12: workload[0].receiver: "),
+        "{shown}"
+    );
+}
+
+#[test]
+fn io_error_for_missing_file() {
+    let e = scenario::load(Path::new("/nonexistent/scenario.toml")).expect_err("missing");
+    assert!(matches!(e, ScenarioError::Io { .. }), "{e:?}");
+    assert_eq!(e.source_text(), None);
+    assert_eq!(e.field(), None);
+}
+
+#[test]
+fn never_panics_on_odd_input() {
+    let inputs = [
+        "",
+        "topology = 3",
+        "[topology]\nkind = 3",
+        "[topology]\nkind = \"fat-tree\"\nk = 3\nrate = \"1Gbps\"",
+        "[topology]\nkind = \"fat-tree\"\nk = 9223372036854775807\nrate = \"1Gbps\"",
+        "[topology]\nkind = \"star\"\nhosts = 16777216\nrate = \"1Gbps\"",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"1e400Gbps\"",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"nanGbps\"",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"1Gbps\"\ndelay = 1979-05-27T07:32:00Z",
+        "[topology]\nkind = \"links\"\nhosts = 9223372036854775807\nswitches = 1\nlink = []",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"1Gbps\"\n[[workload]]\nkind = \"incast\"\nsender_count = 1\nreceiver = 0\nsize = \"1B\"\nrepeat = { count = 4294967295, interval = \"1ps\" }",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"1Gbps\"\n[[workload]]\nkind = \"poisson\"\nload = nan\ncdf = \"websearch\"\nduration = \"1ms\"",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"1Gbps\"\n[[workload]]\nkind = \"poisson\"\nload = 0.5\ncdf = \"websearch\"\nduration = \"1ms\"\nstart = \"18446744073709551615ps\"",
+    ];
+    for text in inputs {
+        let _ = parse(text);
+    }
+}
