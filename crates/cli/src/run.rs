@@ -160,6 +160,11 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     if let Some((fct, pfc)) = &p.hpcc_files {
         for (wanted, name) in [(fct, "fct.txt"), (pfc, "pfc.txt")] {
             if let Some(dest) = wanted {
+                if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent)
+                        .into_diagnostic()
+                        .map_err(|e| e.wrap_err(format!("creating {}", parent.display())))?;
+                }
                 std::fs::copy(out.join(name), dest)
                     .into_diagnostic()
                     .map_err(|e| e.wrap_err(format!("writing {}", dest.display())))?;

@@ -14,11 +14,6 @@ use std::collections::BinaryHeap;
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A port finished serializing a frame.
-    TxDone {
-        /// Global port index.
-        port: u32,
-    },
     /// A frame has been fully received by a port.
     Arrive {
         /// Global index of the receiving port.
@@ -26,7 +21,8 @@ pub enum Event {
         /// Packet arena index.
         pkt: u32,
     },
-    /// A port should retry transmission (a pause expired, pacing allows a packet).
+    /// A port should retry transmission: its frame finished serializing, a pause expired, or
+    /// pacing allows a packet.
     Wake {
         /// Global port index.
         port: u32,
@@ -158,7 +154,7 @@ pub struct CalendarQueue {
 
 impl Default for CalendarQueue {
     fn default() -> Self {
-        Self::new(16, 10)
+        Self::new(12, 13)
     }
 }
 

@@ -302,10 +302,6 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TxDone { port } => {
-                self.ports[port as usize].busy = false;
-                self.try_send(port);
-            }
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
             Event::Wake { port } => {
                 let p = &mut self.ports[port as usize];

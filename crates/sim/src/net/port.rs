@@ -36,8 +36,8 @@ pub struct Port {
     pub delay: Time,
     /// Frame error probability on this direction.
     pub error_rate: f64,
-    /// Serializing a frame.
-    pub busy: bool,
+    /// The frame being serialized ends at this time; the port is idle from then on.
+    pub busy_until: Time,
     /// Control frames waiting.
     pub ctrl: VecDeque<u32>,
     /// Egress queues (switches only).
@@ -88,7 +88,7 @@ impl Port {
             rate,
             delay,
             error_rate,
-            busy: false,
+            busy_until: Time::ZERO,
             ctrl: VecDeque::new(),
             queues: Default::default(),
             qbytes: [0; PRIORITIES],
@@ -116,7 +116,10 @@ impl Simulation {
 
     /// Starts the next frame on `port` if it is idle and has something it may send.
     pub(super) fn try_send(&mut self, port: u32) {
-        if self.ports[port as usize].busy {
+        let busy_until = self.ports[port as usize].busy_until;
+        if self.now < busy_until {
+            // Look again when the wire is free (one wake-up, however many callers).
+            self.schedule_wake(port, busy_until);
             return;
         }
         if let Some(pkt) = self.next_ctrl(port) {
@@ -164,13 +167,24 @@ impl Simulation {
         let size = u64::from(self.arena.get(pkt).size);
         let p = &mut self.ports[port as usize];
         let ser = p.rate.serialization(size + overhead);
-        p.busy = true;
         p.tx_frames += 1;
         p.tx_bytes += size;
         let done = self.now + ser;
+        p.busy_until = done;
         let peer = p.peer;
         let arrive = done + p.delay;
-        self.queue.push(done, Event::TxDone { port });
+        // Only a port with a backlog needs to look again when this frame ends; an idle one
+        // is woken by whoever gives it work (see `try_send`). At low load this saves most
+        // end-of-transmission events.
+        let backlog = !p.ctrl.is_empty()
+            || p.qbytes.iter().any(|&b| b > 0)
+            || match self.slots[p.node as usize] {
+                Slot::Host(h) => !self.hosts[h as usize].active.is_empty(),
+                Slot::Switch(_) => false,
+            };
+        if backlog {
+            self.schedule_wake(port, done);
+        }
         self.queue.push(arrive, Event::Arrive { port: peer, pkt });
     }
 

@@ -1,0 +1,1 @@
+//! The swss-common Redis table protocol (being written).
