@@ -59,7 +59,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         println!("hosts           {hosts}");
         println!("flows           {flows} ({finished} finished)");
         println!("events          {}", results.events);
-        println!("simulated       {:.3} ms", results.end_time.as_secs_f64() * 1e3);
+        println!(
+            "simulated       {:.3} ms",
+            results.end_time.as_secs_f64() * 1e3
+        );
         println!("setup           {:.3} s", setup.as_secs_f64());
         println!("wall            {wall:.3} s");
         println!("events/s        {:.2} M", eps / 1e6);

@@ -23,7 +23,10 @@ use std::time::Instant;
 )]
 pub struct RunArgs {
     /// Scenario file (TOML). See examples/ for annotated scenarios.
-    #[arg(required_unless_present = "hpcc_config", conflicts_with = "hpcc_config")]
+    #[arg(
+        required_unless_present = "hpcc_config",
+        conflicts_with = "hpcc_config"
+    )]
     scenario: Option<PathBuf>,
     /// Run an ns-3 HPCC simulator config file (mix/config.txt format) instead of a scenario.
     #[arg(long, value_name = "PATH")]
@@ -67,7 +70,10 @@ fn scenario_report(e: scenario::ScenarioError) -> miette::Report {
                 )],
                 "{reason}"
             )
-            .with_source_code(NamedSource::new(e.path().display().to_string(), text.to_string()))
+            .with_source_code(NamedSource::new(
+                e.path().display().to_string(),
+                text.to_string(),
+            ))
         }
         _ => miette!("{reason}"),
     }
@@ -96,7 +102,10 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
             hpcc_files: Some((run.fct_output, run.pfc_output)),
         });
     }
-    let path = a.scenario.as_ref().ok_or_else(|| miette!("no scenario given"))?;
+    let path = a
+        .scenario
+        .as_ref()
+        .ok_or_else(|| miette!("no scenario given"))?;
     let s = scenario::load(path).map_err(scenario_report)?;
     Ok(Prepared {
         name: s.name,
@@ -120,16 +129,29 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         p.config.record.fail_on_lossless_drop = true;
     }
     let compat_hpcc = p.compat_hpcc || a.compat.as_deref() == Some("hpcc");
-    let out = a.out.clone().unwrap_or_else(|| Path::new("out").join(&p.name));
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&p.name));
     let cfg = p.config.clone();
     let mut sim = Simulation::new(p.config).map_err(|e| miette!("{}: {e}", p.name))?;
 
     let started = Instant::now();
     let horizon = cfg
         .stop_time
-        .or_else(|| cfg.flows.iter().map(|f| f.start).max().map(|t| t + Time::from_ms(1)))
+        .or_else(|| {
+            cfg.flows
+                .iter()
+                .map(|f| f.start)
+                .max()
+                .map(|t| t + Time::from_ms(1))
+        })
         .unwrap_or(Time::from_ms(1));
-    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -149,14 +171,18 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         ));
     }
     bar.finish_and_clear();
-    sim.check_invariants().map_err(|e| miette!("internal invariant violated: {e}"))?;
+    sim.check_invariants()
+        .map_err(|e| miette!("internal invariant violated: {e}"))?;
     let results = sim.finish();
     let wall = started.elapsed();
 
     let summary = output::summarize(&results, &cfg, a.wall_time.then_some(wall));
-    let opts = WriteOptions { compat_hpcc, include_wall_time: a.wall_time };
-    let mut files = output::write_all(&out, &results, &cfg, &summary, &opts)
-        .map_err(|e| miette!("{e}"))?;
+    let opts = WriteOptions {
+        compat_hpcc,
+        include_wall_time: a.wall_time,
+    };
+    let mut files =
+        output::write_all(&out, &results, &cfg, &summary, &opts).map_err(|e| miette!("{e}"))?;
     if let Some((fct, pfc)) = &p.hpcc_files {
         for (wanted, name) in [(fct, "fct.txt"), (pfc, "pfc.txt")] {
             if let Some(dest) = wanted {

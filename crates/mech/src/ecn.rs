@@ -25,7 +25,11 @@ impl RedConfig {
     /// Pmax = 0.2.
     pub fn scaled(rate: Rate) -> Self {
         let gbps = rate.bps() / 1_000_000_000;
-        RedConfig { kmin: 4_000 * gbps.max(1), kmax: 16_000 * gbps.max(1), pmax: 0.2 }
+        RedConfig {
+            kmin: 4_000 * gbps.max(1),
+            kmax: 16_000 * gbps.max(1),
+            pmax: 0.2,
+        }
     }
 
     /// Probability of marking a packet that leaves a queue of `q` bytes.
@@ -52,7 +56,11 @@ mod tests {
 
     #[test]
     fn red_curve() {
-        let r = RedConfig { kmin: 100, kmax: 200, pmax: 0.2 };
+        let r = RedConfig {
+            kmin: 100,
+            kmax: 200,
+            pmax: 0.2,
+        };
         assert_eq!(r.probability(99), 0.0);
         assert_eq!(r.probability(100), 0.0);
         assert!((r.probability(150) - 0.1).abs() < 1e-12);

@@ -47,11 +47,19 @@ pub struct PfcConfig {
 impl PfcConfig {
     /// Short refreshed pauses, no RESUME frames: traffic resumes when timers run out.
     pub fn refresh_mode(quanta: u16) -> Self {
-        PfcConfig { quanta, refresh: true, send_resume: false }
+        PfcConfig {
+            quanta,
+            refresh: true,
+            send_resume: false,
+        }
     }
     /// One long pause, refreshed only if congestion outlasts it, ended by an explicit RESUME.
     pub fn explicit_resume_mode() -> Self {
-        PfcConfig { quanta: MAX_QUANTA, refresh: true, send_resume: true }
+        PfcConfig {
+            quanta: MAX_QUANTA,
+            refresh: true,
+            send_resume: true,
+        }
     }
 }
 
@@ -95,7 +103,10 @@ impl PauseGenerator {
     fn pause(&mut self, now: Time, cfg: &PfcConfig, rate: Rate) -> PfcFrame {
         let half = Time(quanta_time(rate, cfg.quanta).as_ps() / 2);
         self.refresh_at = (cfg.refresh && half > Time::ZERO).then_some(now + half);
-        PfcFrame { prio: 0, quanta: cfg.quanta }
+        PfcFrame {
+            prio: 0,
+            quanta: cfg.quanta,
+        }
     }
 
     /// The queue left XOFF at `now`: the RESUME to send, if the mode sends one.
@@ -206,11 +217,15 @@ mod tests {
         assert_eq!(g.on_xoff(Time(1), &cfg, R), None, "already paused");
         let due = g.poll_timeout().expect("refresh pending");
         assert_eq!(due, Time(5_120 * 500));
-        assert_eq!(g.handle_timeout(Time(due.0 - 1), &cfg, R), None, "not yet due");
+        assert_eq!(
+            g.handle_timeout(Time(due.0 - 1), &cfg, R),
+            None,
+            "not yet due"
+        );
         assert_eq!(g.handle_timeout(due, &cfg, R).map(|f| f.quanta), Some(1000));
         assert_eq!(g.poll_timeout(), Some(due + Time(5_120 * 500)));
         // Refresh mode ends by letting the timer run out: no RESUME frame.
-        assert_eq!(g.on_xon(Time(10), &cfg, ), None);
+        assert_eq!(g.on_xon(Time(10), &cfg,), None);
         assert_eq!(g.poll_timeout(), None);
         assert!(!g.is_xoff());
     }
@@ -220,7 +235,10 @@ mod tests {
         let cfg = PfcConfig::explicit_resume_mode();
         let mut g = PauseGenerator::default();
         assert!(g.on_xoff(Time::ZERO, &cfg, R).is_some());
-        assert_eq!(g.on_xon(Time(5), &cfg), Some(PfcFrame { prio: 0, quanta: 0 }));
+        assert_eq!(
+            g.on_xon(Time(5), &cfg),
+            Some(PfcFrame { prio: 0, quanta: 0 })
+        );
     }
 
     #[test]
@@ -228,7 +246,10 @@ mod tests {
         let mut t = PauseTimers::default();
         let resp = Time::from_ns(300);
         t.on_frame(Time::ZERO, 3, 100, R, resp);
-        assert!(!t.is_paused(Time(0), 3), "peer keeps sending for its response time");
+        assert!(
+            !t.is_paused(Time(0), 3),
+            "peer keeps sending for its response time"
+        );
         assert!(t.is_paused(resp, 3));
         assert!(!t.is_paused(resp, 2), "other classes keep flowing");
         let end = resp + quanta_time(R, 100);

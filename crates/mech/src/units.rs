@@ -84,11 +84,11 @@ impl Sub for Time {
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
-        if ps % 1_000_000_000 == 0 && ps != 0 {
+        if ps.is_multiple_of(1_000_000_000) && ps != 0 {
             write!(f, "{}ms", ps / 1_000_000_000)
-        } else if ps % 1_000_000 == 0 && ps != 0 {
+        } else if ps.is_multiple_of(1_000_000) && ps != 0 {
             write!(f, "{}us", ps / 1_000_000)
-        } else if ps % 1_000 == 0 {
+        } else if ps.is_multiple_of(1_000) {
             write!(f, "{}ns", ps / 1_000)
         } else {
             write!(f, "{ps}ps")
@@ -173,9 +173,9 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b % 1_000_000_000 == 0 && b != 0 {
+        if b.is_multiple_of(1_000_000_000) && b != 0 {
             write!(f, "{}Gbps", b / 1_000_000_000)
-        } else if b % 1_000_000 == 0 && b != 0 {
+        } else if b.is_multiple_of(1_000_000) && b != 0 {
             write!(f, "{}Mbps", b / 1_000_000)
         } else {
             write!(f, "{b}bps")
@@ -224,7 +224,9 @@ fn split_number(s: &str) -> Result<(f64, &str), UnitError> {
         num = &num[..num.len() - 1];
         rest = &s[num.len()..];
     }
-    let v: f64 = num.parse().map_err(|_| UnitError::NoNumber(s.to_string()))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError::NoNumber(s.to_string()))?;
     if v < 0.0 || !v.is_finite() {
         return Err(UnitError::OutOfRange(s.to_string()));
     }
@@ -244,7 +246,10 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     let (v, unit) = split_number(s)?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "" => {
-            return Err(UnitError::MissingUnit { input: s.to_string(), example: "100Gbps" });
+            return Err(UnitError::MissingUnit {
+                input: s.to_string(),
+                example: "100Gbps",
+            });
         }
         "bps" | "b/s" => 1.0,
         "kbps" | "kb/s" | "k" => 1e3,
@@ -266,7 +271,12 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
 pub fn parse_time(s: &str) -> Result<Time, UnitError> {
     let (v, unit) = split_number(s)?;
     let scale = match unit {
-        "" => return Err(UnitError::MissingUnit { input: s.to_string(), example: "2us" }),
+        "" => {
+            return Err(UnitError::MissingUnit {
+                input: s.to_string(),
+                example: "2us",
+            })
+        }
         "ps" => 1.0,
         "ns" => 1e3,
         "us" | "µs" => 1e6,
@@ -340,9 +350,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_units() {
-        assert!(matches!(parse_rate("100"), Err(UnitError::MissingUnit { .. })));
-        assert!(matches!(parse_time("2"), Err(UnitError::MissingUnit { .. })));
-        assert!(matches!(parse_rate("100Gbpx"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(
+            parse_rate("100"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_time("2"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_rate("100Gbpx"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
         assert!(matches!(parse_bytes("-5B"), Err(UnitError::OutOfRange(_))));
         assert!(matches!(parse_time("fast"), Err(UnitError::NoNumber(_))));
     }

@@ -2,6 +2,9 @@
 //!
 //! `cargo bench -p headroom-sim` — criterion measures; nothing here asserts a speed.
 
+// criterion_group! generates an undocumented function.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::SimConfig;
@@ -14,11 +17,22 @@ use headroom_sim::workload::generators;
 /// time later (the steady state of a packet simulator).
 fn hold(c: &mut Criterion) {
     for n in [1_000usize, 20_000] {
-        hold_one(c, &format!("heap_queue_hold_{n}"), HeapQueue::with_capacity(n), n);
-        hold_one(c, &format!("calendar_queue_hold_{n}"), CalendarQueue::default(), n);
+        hold_one(
+            c,
+            &format!("heap_queue_hold_{n}"),
+            HeapQueue::with_capacity(n),
+            n,
+        );
+        hold_one(
+            c,
+            &format!("calendar_queue_hold_{n}"),
+            CalendarQueue::default(),
+            n,
+        );
     }
 }
 
+/// One hold-model benchmark of `q` with `n` pending events.
 fn hold_one(c: &mut Criterion, name: &str, mut q: impl EventQueue, n: usize) {
     {
         c.bench_function(name, |b| {

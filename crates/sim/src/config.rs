@@ -98,9 +98,11 @@ impl HeadroomSizing {
     pub fn bytes(&self, rate: Rate, delay: Time, cell_bytes: u32) -> u64 {
         match self {
             HeadroomSizing::Fixed(b) => *b,
-            HeadroomSizing::PfcGuide { mtu_r, mtu_s, response } => {
-                formula::pfc_guide(rate, delay, *mtu_r, *mtu_s, *response)
-            }
+            HeadroomSizing::PfcGuide {
+                mtu_r,
+                mtu_s,
+                response,
+            } => formula::pfc_guide(rate, delay, *mtu_r, *mtu_s, *response),
             HeadroomSizing::Dsh { mtu } => formula::dsh_eta(rate, delay, *mtu),
             HeadroomSizing::SonicGeneric {
                 port_mtu,
@@ -172,7 +174,11 @@ pub struct SchedulerConfig {
 
 impl Default for SchedulerConfig {
     fn default() -> Self {
-        SchedulerConfig { strict: 1 << 7, quantum: 1600, weights: [1; 8] }
+        SchedulerConfig {
+            strict: 1 << 7,
+            quantum: 1600,
+            weights: [1; 8],
+        }
     }
 }
 
@@ -210,7 +216,12 @@ impl EcnConfig {
 
 impl Default for EcnConfig {
     fn default() -> Self {
-        EcnConfig { enabled: true, point: EcnPoint::Dequeue, red: None, by_rate: Vec::new() }
+        EcnConfig {
+            enabled: true,
+            point: EcnPoint::Dequeue,
+            red: None,
+            by_rate: Vec::new(),
+        }
     }
 }
 
@@ -258,9 +269,10 @@ impl Default for SwitchConfig {
                 response: formula::PEER_RESPONSE_BYTES,
             },
             reservation: Reservation::PerPg,
-            alpha: AlphaPolicy::Fixed(Alpha::from_dynamic_th(-3).unwrap_or_else(|_| {
-                unreachable!("-3 is within dynamic_th's range")
-            })),
+            alpha: AlphaPolicy::Fixed(
+                Alpha::from_dynamic_th(-3)
+                    .unwrap_or_else(|_| unreachable!("-3 is within dynamic_th's range")),
+            ),
             egress_alpha: Alpha::from_dynamic_th(0)
                 .unwrap_or_else(|_| unreachable!("0 is within dynamic_th's range")),
             xon_offset: 3 * 1024,
@@ -397,7 +409,12 @@ impl SimConfig {
                 return bad("size is 0".into());
             }
         }
-        let param = |field, reason: &str| Err(ConfigError::Parameter { field, reason: reason.into() });
+        let param = |field, reason: &str| {
+            Err(ConfigError::Parameter {
+                field,
+                reason: reason.into(),
+            })
+        };
         if self.host.mtu_payload == 0 {
             return param("host.mtu_payload", "must be > 0");
         }
@@ -411,7 +428,10 @@ impl SimConfig {
             return param("switch.scheduler.quantum", "must be > 0");
         }
         if self.stop_time.is_none() && self.flows.is_empty() {
-            return param("stop_time", "no flows and no stop time: the run would never end");
+            return param(
+                "stop_time",
+                "no flows and no stop time: the run would never end",
+            );
         }
         Ok(())
     }

@@ -110,14 +110,21 @@ pub struct HeapQueue {
 impl HeapQueue {
     /// An empty queue with room for `n` events.
     pub fn with_capacity(n: usize) -> Self {
-        HeapQueue { heap: BinaryHeap::with_capacity(n), seq: 0 }
+        HeapQueue {
+            heap: BinaryHeap::with_capacity(n),
+            seq: 0,
+        }
     }
 }
 
 impl EventQueue for HeapQueue {
     fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        self.heap.push(Scheduled { time, seq: self.seq, event });
+        self.heap.push(Scheduled {
+            time,
+            seq: self.seq,
+            event,
+        });
     }
     fn pop(&mut self) -> Option<Scheduled> {
         self.heap.pop()
@@ -215,7 +222,9 @@ impl CalendarQueue {
     fn settle(&mut self) -> bool {
         loop {
             if self.near == 0 {
-                let Some(s) = self.far.peek() else { return false };
+                let Some(s) = self.far.peek() else {
+                    return false;
+                };
                 let b = s.time.as_ps() >> self.shift;
                 if b > self.cur {
                     self.cur = b;
@@ -226,7 +235,7 @@ impl CalendarQueue {
             let slot = self.slot(self.cur);
             if !self.buckets[slot].is_empty() {
                 if !self.cur_sorted {
-                    self.buckets[slot].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                    self.buckets[slot].sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
                     self.cur_sorted = true;
                 }
                 return true;
@@ -249,7 +258,11 @@ impl CalendarQueue {
                 if t >> self.shift >= horizon {
                     v.swap_remove(i);
                     self.near -= 1;
-                    self.far.push(Scheduled { time: Time(t), seq: k as u64, event: e });
+                    self.far.push(Scheduled {
+                        time: Time(t),
+                        seq: k as u64,
+                        event: e,
+                    });
                 } else {
                     i += 1;
                 }
@@ -270,7 +283,11 @@ impl EventQueue for CalendarQueue {
         if b < self.cur + self.ring() {
             self.insert_near(b, Self::key(time, self.seq), event);
         } else {
-            self.far.push(Scheduled { time, seq: self.seq, event });
+            self.far.push(Scheduled {
+                time,
+                seq: self.seq,
+                event,
+            });
         }
     }
 
@@ -281,7 +298,11 @@ impl EventQueue for CalendarQueue {
         let slot = self.slot(self.cur);
         let (key, event) = self.buckets[slot].pop()?;
         self.near -= 1;
-        Some(Scheduled { time: Time((key >> 64) as u64), seq: key as u64, event })
+        Some(Scheduled {
+            time: Time((key >> 64) as u64),
+            seq: key as u64,
+            event,
+        })
     }
 
     fn peek_time(&mut self) -> Option<Time> {
@@ -289,7 +310,9 @@ impl EventQueue for CalendarQueue {
             return None;
         }
         let slot = self.slot(self.cur);
-        self.buckets[slot].last().map(|(k, _)| Time((*k >> 64) as u64))
+        self.buckets[slot]
+            .last()
+            .map(|(k, _)| Time((*k >> 64) as u64))
     }
 
     fn len(&self) -> usize {

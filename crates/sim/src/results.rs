@@ -42,7 +42,8 @@ impl FlowRecord {
     }
     /// FCT divided by the ideal FCT, if finished.
     pub fn slowdown(&self) -> Option<f64> {
-        self.fct().map(|f| f.as_ps() as f64 / self.ideal_fct.as_ps().max(1) as f64)
+        self.fct()
+            .map(|f| f.as_ps() as f64 / self.ideal_fct.as_ps().max(1) as f64)
     }
 }
 

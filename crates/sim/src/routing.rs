@@ -91,7 +91,10 @@ impl Routes {
             }
             for (src, &kind) in topo.nodes.iter().enumerate() {
                 if kind == NodeKind::Host && dist[src] == u32::MAX {
-                    return Err(TopologyError::Disconnected { from: src as u32, to: dst.0 });
+                    return Err(TopologyError::Disconnected {
+                        from: src as u32,
+                        to: dst.0,
+                    });
                 }
                 if kind != NodeKind::Switch || dist[src] == u32::MAX {
                     continue;
@@ -112,7 +115,12 @@ impl Routes {
             ports.extend_from_slice(s);
             offsets.push(ports.len() as u32);
         }
-        Ok(Routes { offsets, ports, host_index, hosts: hosts.len() })
+        Ok(Routes {
+            offsets,
+            ports,
+            host_index,
+            hosts: hosts.len(),
+        })
     }
 
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
@@ -174,12 +182,18 @@ mod tests {
             nodes: vec![Host, Host, Switch, Switch],
             links: vec![link(0, 2), link(1, 2), link(1, 3)],
         };
-        assert!(matches!(Routes::compute(&t), Err(TopologyError::Disconnected { .. }) | Ok(_)));
+        assert!(matches!(
+            Routes::compute(&t),
+            Err(TopologyError::Disconnected { .. }) | Ok(_)
+        ));
         let t2 = Topology {
             nodes: vec![Host, Host, Host, Switch, Switch],
             links: vec![link(0, 3), link(1, 3), link(2, 4)],
         };
-        assert!(matches!(Routes::compute(&t2), Err(TopologyError::Disconnected { .. })));
+        assert!(matches!(
+            Routes::compute(&t2),
+            Err(TopologyError::Disconnected { .. })
+        ));
     }
 
     #[test]

@@ -78,7 +78,11 @@ impl Alpha {
     pub fn to_percent(self) -> Option<u32> {
         let th = self.dynamic_th()?;
         let idx = PERCENT_TABLE.iter().position(|(_, t)| *t == th)?;
-        Some(if idx == 0 { 0 } else { PERCENT_TABLE[idx - 1].0 + 1 })
+        Some(if idx == 0 {
+            0
+        } else {
+            PERCENT_TABLE[idx - 1].0 + 1
+        })
     }
 
     /// The value of alpha.
@@ -126,14 +130,22 @@ mod tests {
             (100, 8.0),
         ];
         for (p, a) in cases {
-            assert_eq!(Alpha::from_percent(p).map(Alpha::value), Ok(a), "percent {p}");
+            assert_eq!(
+                Alpha::from_percent(p).map(Alpha::value),
+                Ok(a),
+                "percent {p}"
+            );
         }
         assert_eq!(Alpha::from_percent(101), Err(AlphaError::PercentRange(101)));
     }
 
     #[test]
     fn share_of_free_matches_guide() {
-        let share = |p| Alpha::from_percent(p).map(Alpha::share_of_free).unwrap_or(0.0);
+        let share = |p| {
+            Alpha::from_percent(p)
+                .map(Alpha::share_of_free)
+                .unwrap_or(0.0)
+        };
         assert!((share(0) - 0.0077).abs() < 1e-4);
         assert!((share(6) - 0.1111).abs() < 1e-4);
         assert!((share(100) - 0.8888).abs() < 1e-4);
@@ -144,10 +156,15 @@ mod tests {
         for th in -7..=3 {
             let a = Alpha::from_dynamic_th(th).expect("in range");
             assert_eq!(a.dynamic_th(), Some(th));
-            let p = a.to_percent().expect("every power of two in range has a percent");
+            let p = a
+                .to_percent()
+                .expect("every power of two in range has a percent");
             assert_eq!(Alpha::from_percent(p), Ok(a));
         }
-        assert_eq!(Alpha::from_dynamic_th(4), Err(AlphaError::DynamicThRange(4)));
+        assert_eq!(
+            Alpha::from_dynamic_th(4),
+            Err(AlphaError::DynamicThRange(4))
+        );
         assert_eq!(Alpha::from_value(0.3).map(|a| a.dynamic_th()), Ok(None));
         assert!(Alpha::from_value(0.0).is_err());
         assert!(Alpha::from_value(f64::NAN).is_err());

@@ -92,7 +92,11 @@ pub struct SonicInputs {
 /// SONiC's worst-case cell factor: how many cells a minimal (64 B) packet may waste.
 pub fn worst_case_cell_factor(cell_bytes: u64) -> f64 {
     let c = cell_bytes as f64;
-    let w = if cell_bytes > 128 { c / 64.0 } else { 2.0 * c / (1.0 + c) };
+    let w = if cell_bytes > 128 {
+        c / 64.0
+    } else {
+        2.0 * c / (1.0 + c)
+    };
     w.ceil()
 }
 
@@ -107,8 +111,7 @@ pub fn sonic_generic(i: &SonicInputs) -> u64 {
     let peer = pause_quanta_for_speed(i.rate.bps() / 1_000_000)
         .map(|q| q * 512 / 8)
         .unwrap_or(i.default_peer_response) as f64;
-    let propagation =
-        i.port_mtu as f64 + 2.0 * (cable + gearbox) + i.mac_phy_bytes as f64 + peer;
+    let propagation = i.port_mtu as f64 + 2.0 * (cable + gearbox) + i.mac_phy_bytes as f64 + peer;
     (i.lossless_mtu as f64 + propagation * occupancy).ceil() as u64
 }
 
@@ -119,7 +122,10 @@ mod tests {
     #[test]
     fn dsh_paper_example() {
         // The DSH paper's microbenchmark: 100 Gb/s, 2 us, MTU 1500 -> 56,840 B.
-        assert_eq!(dsh_eta(Rate::from_gbps(100), Time::from_us(2), 1500), 56_840);
+        assert_eq!(
+            dsh_eta(Rate::from_gbps(100), Time::from_us(2), 1500),
+            56_840
+        );
     }
 
     #[test]
@@ -128,7 +134,13 @@ mod tests {
         let d = cable_delay(100.0, DEFAULT_PROPAGATION_MPS);
         assert_eq!(d, Time::from_ns(500));
         assert_eq!(
-            pfc_guide(Rate::from_gbps(100), d, MAX_FRAME_BYTES, 1500, PEER_RESPONSE_BYTES),
+            pfc_guide(
+                Rate::from_gbps(100),
+                d,
+                MAX_FRAME_BYTES,
+                1500,
+                PEER_RESPONSE_BYTES
+            ),
             9216 + 1500 + 3840 + 12_500
         );
     }
@@ -136,7 +148,10 @@ mod tests {
     #[test]
     fn bytes_on_cable_rounds_up() {
         assert_eq!(bytes_on_cable(Rate::from_gbps(100), Time::from_ps(1)), 1);
-        assert_eq!(bytes_on_cable(Rate::from_gbps(100), Time::from_ns(80)), 1000);
+        assert_eq!(
+            bytes_on_cable(Rate::from_gbps(100), Time::from_ns(80)),
+            1000
+        );
     }
 
     #[test]
@@ -164,10 +179,16 @@ mod tests {
         let expect: f64 = 1024.0 + 9100.0 + 2.0 * cable + 819.0 + 394.0 * 64.0;
         assert_eq!(sonic_generic(&base), expect.ceil() as u64);
         // Small packets raise it by the occupancy factor.
-        let small = SonicInputs { small_packet_percent: 50, ..base.clone() };
+        let small = SonicInputs {
+            small_packet_percent: 50,
+            ..base.clone()
+        };
         assert!(sonic_generic(&small) > sonic_generic(&base));
         // A speed without a quanta entry uses the default peer response.
-        let odd = SonicInputs { rate: Rate::from_gbps(60), ..base };
+        let odd = SonicInputs {
+            rate: Rate::from_gbps(60),
+            ..base
+        };
         let cable60 = 60e9 * 5.0 / 1.98e8 / 8.0;
         let expect60: f64 = 1024.0 + 9100.0 + 2.0 * cable60 + 819.0 + 3891.0;
         assert_eq!(sonic_generic(&odd), expect60.ceil() as u64);

@@ -229,8 +229,10 @@ impl Mmu {
             Reservation::PerPg => n_lossless,
             Reservation::PerPort => u64::from(n_lossless > 0),
         };
-        let reserved_headroom: u64 =
-            headroom_cells.iter().map(|h| u64::from(*h) * per_port_factor).sum();
+        let reserved_headroom: u64 = headroom_cells
+            .iter()
+            .map(|h| u64::from(*h) * per_port_factor)
+            .sum();
         let reserved_private = u64::from(private_cells) * (ports * PRIORITIES) as u64;
         let reserved = reserved_headroom + reserved_private;
         if reserved >= total_cells {
@@ -512,7 +514,10 @@ impl Mmu {
             return Err(format!("egress sum {eg} != resident {resident}"));
         }
         if self.shared_used > self.shared_pool {
-            return Err(format!("shared {} over pool {}", self.shared_used, self.shared_pool));
+            return Err(format!(
+                "shared {} over pool {}",
+                self.shared_used, self.shared_pool
+            ));
         }
         Ok(())
     }
@@ -533,7 +538,9 @@ mod tests {
             egress_alpha: Alpha::from_value(1.0).expect("positive"),
             xon_offset_bytes: 200,
             lossless: 1 << 3,
-            scheme: HeadroomScheme::Sih { reservation: Reservation::PerPg },
+            scheme: HeadroomScheme::Sih {
+                reservation: Reservation::PerPg,
+            },
         }
     }
 
@@ -543,13 +550,24 @@ mod tests {
         // 1000 cells - 4 ports * 8 PGs * 2 private - 4 ports * 1 lossless * 10 headroom.
         assert_eq!(m.shared_pool_cells(), 1000 - 64 - 40);
         let per_port = MmuConfig {
-            scheme: HeadroomScheme::Sih { reservation: Reservation::PerPort },
+            scheme: HeadroomScheme::Sih {
+                reservation: Reservation::PerPort,
+            },
             lossless: 0b0001_1000,
             ..cfg(4)
         };
-        assert_eq!(Mmu::new(&per_port).expect("fits").shared_pool_cells(), 1000 - 64 - 40);
-        let big = MmuConfig { headroom_bytes: vec![30_000; 4], ..cfg(4) };
-        assert!(matches!(Mmu::new(&big), Err(MmuError::OverCommitted { .. })));
+        assert_eq!(
+            Mmu::new(&per_port).expect("fits").shared_pool_cells(),
+            1000 - 64 - 40
+        );
+        let big = MmuConfig {
+            headroom_bytes: vec![30_000; 4],
+            ..cfg(4)
+        };
+        assert!(matches!(
+            Mmu::new(&big),
+            Err(MmuError::OverCommitted { .. })
+        ));
     }
 
     #[test]
@@ -566,7 +584,14 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 474, "omega = 474 >= T = 948 - 474");
-        assert_eq!(tr, vec![PgTransition { port: 0, prio: 3, pause: true }]);
+        assert_eq!(
+            tr,
+            vec![PgTransition {
+                port: 0,
+                prio: 3,
+                pause: true
+            }]
+        );
         // Now in XOFF: arrivals go to headroom, 10 cells of it, then drop.
         for _ in 0..10 {
             assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Headroom));
@@ -593,7 +618,14 @@ mod tests {
         assert!(tr.is_empty());
         m.release(0, 3, 1, h, &mut tr);
         // omega = 473, T = 948 - 473 = 475: 473 + 2 > 475? no: 475 <= 475 resumes.
-        assert_eq!(tr, vec![PgTransition { port: 0, prio: 3, pause: false }]);
+        assert_eq!(
+            tr,
+            vec![PgTransition {
+                port: 0,
+                prio: 3,
+                pause: false
+            }]
+        );
         m.check_conservation().expect("conserved");
     }
 
@@ -616,7 +648,14 @@ mod tests {
             }
             k += 1;
         }
-        assert_eq!(tr, vec![PgTransition { port: 0, prio: 3, pause: true }]);
+        assert_eq!(
+            tr,
+            vec![PgTransition {
+                port: 0,
+                prio: 3,
+                pause: true
+            }]
+        );
     }
 
     #[test]

@@ -37,7 +37,12 @@ pub struct Host {
 impl Host {
     /// A NIC with no flows.
     pub fn new(node: u32, port: u32) -> Self {
-        Host { node, port, active: Vec::new(), rr: 0 }
+        Host {
+            node,
+            port,
+            active: Vec::new(),
+            rr: 0,
+        }
     }
 }
 
@@ -287,7 +292,11 @@ impl Simulation {
         pk.prio = hc.ack_prio;
         pk.flow = f;
         pk.seq = seq;
-        pk.size = if kind == Kind::Cnp { hc.cnp_bytes } else { hc.ack_bytes } as u32;
+        pk.size = if kind == Kind::Cnp {
+            hc.cnp_bytes
+        } else {
+            hc.ack_bytes
+        } as u32;
         pk.src = fl.dst;
         pk.dst = fl.src;
         pk.hash = fl.rev_hash;
@@ -324,9 +333,7 @@ impl Simulation {
         let ack_interval = self.cfg.host.ack_interval.max(1);
         let cc_on = !matches!(self.cfg.host.cc, CcConfig::None);
         let fl = &mut self.flows[f as usize];
-        let send_cnp = cc_on
-            && pk.ce
-            && fl.last_cnp.is_none_or(|t| now - t >= cnp_interval);
+        let send_cnp = cc_on && pk.ce && fl.last_cnp.is_none_or(|t| now - t >= cnp_interval);
         if send_cnp {
             fl.last_cnp = Some(now);
         }

@@ -20,7 +20,7 @@ pub mod port;
 pub mod switch;
 
 use crate::config::{CcConfig, ConfigError, SimConfig};
-use crate::engine::{Event, EventQueue, CalendarQueue};
+use crate::engine::{CalendarQueue, Event, EventQueue};
 use crate::results::{
     BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
     RateSample, RunResults, StopReason, SwitchStats,
@@ -138,8 +138,9 @@ impl Simulation {
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
         for (node, kind) in topo.nodes.iter().enumerate() {
-            let my_ports: Vec<u32> =
-                (0..adj[node].len() as u32).map(|i| first_port[node] + i).collect();
+            let my_ports: Vec<u32> = (0..adj[node].len() as u32)
+                .map(|i| first_port[node] + i)
+                .collect();
             match kind {
                 NodeKind::Switch => {
                     let s = &cfg.switch;
@@ -165,8 +166,10 @@ impl Simulation {
                             reservation: s.reservation,
                         },
                     };
-                    let mmu = Mmu::new(&mmu_cfg)
-                        .map_err(|source| SimError::Buffer { node: node as u32, source })?;
+                    let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
+                        node: node as u32,
+                        source,
+                    })?;
                     slots.push(Slot::Switch(switches.len() as u32));
                     switches.push(Switch::new(node as u32, my_ports, mmu, s.buffer_bytes));
                 }
@@ -422,7 +425,9 @@ impl Simulation {
         let mut port = first;
         for _ in 0..self.slots.len() {
             let next_node = self.ports[self.ports[port as usize].peer as usize].node;
-            let Slot::Switch(s) = self.slots[next_node as usize] else { break };
+            let Slot::Switch(s) = self.slots[next_node as usize] else {
+                break;
+            };
             let sw = &self.switches[s as usize];
             let hops = self.routes.next_hops(NodeId(sw.node), dst);
             if hops.is_empty() {
@@ -451,10 +456,15 @@ impl Simulation {
             .map(|p| u64::from(p.payload))
             .sum();
         if live != l.in_flight {
-            return Err(format!("in-flight ledger {} != live data payload {live}", l.in_flight));
+            return Err(format!(
+                "in-flight ledger {} != live data payload {live}",
+                l.in_flight
+            ));
         }
         for s in &self.switches {
-            s.mmu.check_conservation().map_err(|e| format!("switch {}: {e}", s.node))?;
+            s.mmu
+                .check_conservation()
+                .map_err(|e| format!("switch {}: {e}", s.node))?;
             let queued: u64 = s
                 .ports
                 .iter()
@@ -494,9 +504,8 @@ impl Simulation {
             }
             ports.push(st);
         }
-        for i in 0..ports.len() {
-            let peer = self.ports[i].peer as usize;
-            ports[i].peer = self.ports[peer].node;
+        for (st, p) in ports.iter_mut().zip(&self.ports) {
+            st.peer = self.ports[p.peer as usize].node;
         }
         let switches = self
             .switches

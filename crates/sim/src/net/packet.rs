@@ -67,7 +67,10 @@ impl Packet {
             src: 0,
             dst: 0,
             hash: 0,
-            placement: Placement { region: Region::Private, cells: 0 },
+            placement: Placement {
+                region: Region::Private,
+                cells: 0,
+            },
         }
     }
 }
@@ -94,7 +97,10 @@ impl Arena {
 
     /// Releases slot `i`.
     pub fn free(&mut self, i: u32) {
-        debug_assert!(self.slots[i as usize].kind != Kind::Free, "double free of packet {i}");
+        debug_assert!(
+            self.slots[i as usize].kind != Kind::Free,
+            "double free of packet {i}"
+        );
         self.slots[i as usize].kind = Kind::Free;
         self.free.push(i);
     }

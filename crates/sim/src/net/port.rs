@@ -220,7 +220,9 @@ impl Simulation {
             7 - (eligible & strict).leading_zeros() as usize
         } else {
             let arena = &self.arena;
-            dwrr_pick(p, eligible, quantum, &weights, |pk| u64::from(arena.get(pk).size))
+            dwrr_pick(p, eligible, quantum, &weights, |pk| {
+                u64::from(arena.get(pk).size)
+            })
         };
         let pkt = p.queues[q].pop_front()?;
         let size = u64::from(self.arena.get(pkt).size);
@@ -276,7 +278,11 @@ impl Simulation {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let g = &mut p.gens[usize::from(prio)];
-        let frame = if pause { g.on_xoff(now, &cfg, p.rate) } else { g.on_xon(now, &cfg) };
+        let frame = if pause {
+            g.on_xoff(now, &cfg, p.rate)
+        } else {
+            g.on_xon(now, &cfg)
+        };
         let refresh = g.poll_timeout();
         if let Some(f) = frame {
             self.send_pfc(port, prio, f.quanta);
@@ -329,7 +335,10 @@ impl Simulation {
         } else if let Some(t) = self.ports[port as usize].pause.next_change(now, pk.prio) {
             // The pause begins after the response time; frames may start until then, and
             // the port must look again when the pause ends.
-            let end = self.ports[port as usize].pause.next_change(t, pk.prio).unwrap_or(t);
+            let end = self.ports[port as usize]
+                .pause
+                .next_change(t, pk.prio)
+                .unwrap_or(t);
             self.schedule_wake(port, end);
         }
     }

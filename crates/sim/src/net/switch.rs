@@ -85,15 +85,13 @@ impl Switch {
             }
         }
         let (allocated, freed) = self.mmu.allocated_freed();
-        let reserved_private = u64::from(self.mmu.cells_for(cfg.private_bytes))
-            * (self.mmu.ports() * 8) as u64
-            * cell;
+        let reserved_private =
+            u64::from(self.mmu.cells_for(cfg.private_bytes)) * (self.mmu.ports() * 8) as u64 * cell;
         SwitchStats {
             node: self.node,
             buffer_bytes: self.buffer_bytes,
             shared_pool_bytes: self.mmu.shared_pool_cells() * cell,
-            headroom_reserved_bytes: (self.mmu.total_cells() - self.mmu.shared_pool_cells())
-                * cell
+            headroom_reserved_bytes: (self.mmu.total_cells() - self.mmu.shared_pool_cells()) * cell
                 - reserved_private,
             peak_bytes: self.mmu.peak_used_cells() * cell,
             occupancy_percentiles: [pct(0.5), pct(0.95), pct(0.99)],
@@ -158,7 +156,8 @@ impl Simulation {
                 let mark = ecn.enabled
                     && ecn.point == EcnPoint::Enqueue
                     && pk.kind == Kind::Data
-                    && p.red.should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn));
+                    && p.red
+                        .should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn));
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
@@ -184,7 +183,13 @@ impl Simulation {
     ) {
         let mut tr = std::mem::take(&mut self.transitions);
         let sw = &mut self.switches[s as usize];
-        sw.mmu.release(usize::from(in_local), prio, usize::from(out_local), placement, &mut tr);
+        sw.mmu.release(
+            usize::from(in_local),
+            prio,
+            usize::from(out_local),
+            placement,
+            &mut tr,
+        );
         sw.occupancy_changed(self.now);
         self.apply_transitions(s, &mut tr);
         self.transitions = tr;

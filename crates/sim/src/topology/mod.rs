@@ -147,7 +147,10 @@ impl Topology {
                 degree[n.index()] += 1;
             }
             if l.a == l.b {
-                return Err(TopologyError::SelfLoop { link: i, node: l.a.0 });
+                return Err(TopologyError::SelfLoop {
+                    link: i,
+                    node: l.a.0,
+                });
             }
             if l.rate.bps() == 0 {
                 return Err(TopologyError::ZeroRate { link: i });
@@ -155,7 +158,10 @@ impl Topology {
         }
         for (n, kind) in self.nodes.iter().enumerate() {
             if *kind == NodeKind::Host && degree[n] != 1 {
-                return Err(TopologyError::HostLinks { node: n as u32, links: degree[n] });
+                return Err(TopologyError::HostLinks {
+                    node: n as u32,
+                    links: degree[n],
+                });
             }
         }
         Ok(())
