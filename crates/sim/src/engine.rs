@@ -92,6 +92,14 @@ pub trait EventQueue {
     fn pop(&mut self) -> Option<Scheduled>;
     /// The time of the earliest event (may reorganize the queue, hence `&mut`).
     fn peek_time(&mut self) -> Option<Time>;
+    /// Removes and returns the earliest event if it happens at or before `limit`.
+    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
+        if self.peek_time()? <= limit {
+            self.pop()
+        } else {
+            None
+        }
+    }
     /// Number of pending events.
     fn len(&self) -> usize;
     /// Whether no event is pending.
@@ -155,13 +163,16 @@ pub struct CalendarQueue {
     /// Whether the bucket under the cursor is sorted (descending, popped from the back).
     cur_sorted: bool,
     near: usize,
+    /// Bit `slot` set: that bucket is non-empty (lets the cursor skip empty buckets a word
+    /// at a time).
+    occupied: Vec<u64>,
     far: BinaryHeap<Scheduled>,
     seq: u64,
 }
 
 impl Default for CalendarQueue {
     fn default() -> Self {
-        Self::new(12, 13)
+        Self::new(10, 15)
     }
 }
 
@@ -174,6 +185,7 @@ impl CalendarQueue {
             cur: 0,
             cur_sorted: false,
             near: 0,
+            occupied: vec![0; (1usize << log_buckets).div_ceil(64)],
             far: BinaryHeap::new(),
             seq: 0,
         }
@@ -194,6 +206,7 @@ impl CalendarQueue {
 
     fn insert_near(&mut self, bucket: u64, key: u128, event: Event) {
         let slot = self.slot(bucket);
+        self.occupied[slot / 64] |= 1 << (slot % 64);
         let v = &mut self.buckets[slot];
         if bucket == self.cur && self.cur_sorted {
             // Descending order: keys larger than `key` stay in front of it.
@@ -240,10 +253,30 @@ impl CalendarQueue {
                 }
                 return true;
             }
-            self.cur += 1;
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+            self.cur += self.empty_run(slot).max(1);
             self.cur_sorted = false;
             self.pull_far();
         }
+    }
+
+    /// Removes the smallest event of the (settled, sorted) bucket at `slot`.
+    fn take(&mut self, slot: usize) -> Option<Scheduled> {
+        let (key, event) = self.buckets[slot].pop()?;
+        if self.buckets[slot].is_empty() {
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+        }
+        self.near -= 1;
+        Some(Scheduled { time: Time((key >> 64) as u64), seq: key as u64, event })
+    }
+
+    /// How many buckets from `slot` on (ring order, at most to the end of its bitmap word
+    /// or of the ring) are empty.
+    fn empty_run(&self, slot: usize) -> u64 {
+        let word = self.occupied[slot / 64] >> (slot % 64);
+        let in_word = 64 - (slot % 64) as u64;
+        let run = if word == 0 { in_word } else { u64::from(word.trailing_zeros()) };
+        run.min(self.ring() - slot as u64)
     }
 
     /// Rewinds the cursor to `bucket` (only after a peek moved it past an event's bucket):
@@ -297,12 +330,27 @@ impl EventQueue for CalendarQueue {
         }
         let slot = self.slot(self.cur);
         let (key, event) = self.buckets[slot].pop()?;
+        if self.buckets[slot].is_empty() {
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+        }
         self.near -= 1;
         Some(Scheduled {
             time: Time((key >> 64) as u64),
             seq: key as u64,
             event,
         })
+    }
+
+    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
+        if !self.settle() {
+            return None;
+        }
+        let slot = self.slot(self.cur);
+        let &(key, _) = self.buckets[slot].last()?;
+        if Time((key >> 64) as u64) > limit {
+            return None;
+        }
+        self.take(slot)
     }
 
     fn peek_time(&mut self) -> Option<Time> {

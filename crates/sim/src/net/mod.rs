@@ -280,18 +280,15 @@ impl Simulation {
     /// Returns `true` once the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
         while self.stop.is_none() {
-            match self.queue.peek_time() {
-                None => {
-                    self.stop = Some(StopReason::Idle);
-                }
-                Some(t) if t > limit => return false,
-                Some(_) => {
-                    let Some(s) = self.queue.pop() else { break };
+            match self.queue.pop_until(limit) {
+                Some(s) => {
                     debug_assert!(s.time >= self.now, "event in the past");
                     self.now = s.time;
                     self.events += 1;
                     self.dispatch(s.event);
                 }
+                None if self.queue.is_empty() => self.stop = Some(StopReason::Idle),
+                None => return false,
             }
         }
         true

@@ -34,6 +34,9 @@ pub struct Port {
     pub rate: Rate,
     /// Propagation delay.
     pub delay: Time,
+    /// Picoseconds per byte when the rate divides 8 × 10^12 exactly (every common Ethernet
+    /// speed does), so serialization is a multiplication instead of a 128-bit division.
+    ps_per_byte: Option<u64>,
     /// Frame error probability on this direction.
     pub error_rate: f64,
     /// The frame being serialized ends at this time; the port is idle from then on.
@@ -44,6 +47,8 @@ pub struct Port {
     pub queues: [VecDeque<u32>; PRIORITIES],
     /// Bytes in each egress queue.
     pub qbytes: [u64; PRIORITIES],
+    /// Bit `q` set: egress queue `q` holds packets.
+    pub nonempty: u8,
     /// Largest `qbytes` seen.
     pub peak_qbytes: [u64; PRIORITIES],
     /// Pause timers set by PFC frames received on this port.
@@ -81,17 +86,21 @@ impl Port {
         error_rate: f64,
         red: RedConfig,
     ) -> Self {
+        let ps_per_byte = (rate.bps() > 0 && 8_000_000_000_000u64 % rate.bps() == 0)
+            .then(|| 8_000_000_000_000u64 / rate.bps());
         Port {
             node,
             local,
             peer,
             rate,
             delay,
+            ps_per_byte,
             error_rate,
             busy_until: Time::ZERO,
             ctrl: VecDeque::new(),
             queues: Default::default(),
             qbytes: [0; PRIORITIES],
+            nonempty: 0,
             peak_qbytes: [0; PRIORITIES],
             pause: PauseTimers::default(),
             gens: [PauseGenerator::default(); PRIORITIES],
@@ -106,6 +115,17 @@ impl Port {
             resume_sent: [0; PRIORITIES],
         }
     }
+}
+
+impl Port {
+    /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
+    pub fn serialization(&self, bytes: u64) -> Time {
+        match self.ps_per_byte {
+            Some(k) => Time(bytes * k),
+            None => self.rate.serialization(bytes),
+        }
+    }
+
 }
 
 impl Simulation {
@@ -166,7 +186,7 @@ impl Simulation {
         let overhead = self.cfg.link.frame_overhead;
         let size = u64::from(self.arena.get(pkt).size);
         let p = &mut self.ports[port as usize];
-        let ser = p.rate.serialization(size + overhead);
+        let ser = p.serialization(size + overhead);
         p.tx_frames += 1;
         p.tx_bytes += size;
         let done = self.now + ser;
@@ -177,7 +197,7 @@ impl Simulation {
         // is woken by whoever gives it work (see `try_send`). At low load this saves most
         // end-of-transmission events.
         let backlog = !p.ctrl.is_empty()
-            || p.qbytes.iter().any(|&b| b > 0)
+            || p.nonempty != 0
             || match self.slots[p.node as usize] {
                 Slot::Host(h) => !self.hosts[h as usize].active.is_empty(),
                 Slot::Switch(_) => false,
@@ -198,8 +218,9 @@ impl Simulation {
         let p = &mut self.ports[port as usize];
         let mut blocked_until = Time::MAX;
         let mut eligible = 0u8;
+        let nonempty = p.nonempty;
         for q in 0..PRIORITIES {
-            if p.queues[q].is_empty() {
+            if nonempty & (1 << q) == 0 {
                 continue;
             }
             if p.pause.is_paused(now, q as u8) {
@@ -218,6 +239,10 @@ impl Simulation {
         }
         let q = if eligible & strict != 0 {
             7 - (eligible & strict).leading_zeros() as usize
+        } else if eligible.is_power_of_two() && eligible & (1 << p.rr) != 0 {
+            // The only eligible queue is the one under the round pointer: serving it is
+            // what DWRR would do; skip the deficit bookkeeping of a one-queue round.
+            eligible.trailing_zeros() as usize
         } else {
             let arena = &self.arena;
             dwrr_pick(p, eligible, quantum, &weights, |pk| {
@@ -227,6 +252,9 @@ impl Simulation {
         let pkt = p.queues[q].pop_front()?;
         let size = u64::from(self.arena.get(pkt).size);
         p.qbytes[q] -= size;
+        if p.queues[q].is_empty() {
+            p.nonempty &= !(1 << q);
+        }
         let qlen = p.qbytes[q];
         let local = p.local;
         let red = p.red;
@@ -235,7 +263,7 @@ impl Simulation {
         if ecn.enabled
             && ecn.point == EcnPoint::Dequeue
             && pk.kind == Kind::Data
-            && red.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
+            && super::switch::ecn_mark(&red, qlen, &mut self.rng_ecn)
         {
             pk.ce = true;
         }

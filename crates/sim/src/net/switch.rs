@@ -35,12 +35,17 @@ pub struct Switch {
     occupancy_time: [Time; OCC_BUCKETS],
     last_change: Time,
     last_bucket: usize,
+    /// 100 / (buffer cells): turns used cells into a percent bucket with one multiply.
+    percent_per_cell: f64,
 }
 
 impl Switch {
     /// A switch with empty buffers.
     pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
+        let percent_per_cell =
+            100.0 * f64::from(mmu.cell_bytes()) / buffer_bytes.max(1) as f64;
         Switch {
+            percent_per_cell,
             node,
             ports,
             mmu,
@@ -55,8 +60,8 @@ impl Switch {
     fn occupancy_changed(&mut self, now: Time) {
         self.occupancy_time[self.last_bucket] += now - self.last_change;
         self.last_change = now;
-        let used = self.mmu.used_cells() * u64::from(self.mmu.cell_bytes());
-        self.last_bucket = ((used * 100) / self.buffer_bytes.max(1)).min(100) as usize;
+        let pct = self.mmu.used_cells() as f64 * self.percent_per_cell;
+        self.last_bucket = (pct as usize).min(OCC_BUCKETS - 1);
     }
 
     /// Statistics at the end of a run at `now`.
@@ -102,6 +107,13 @@ impl Switch {
             cells_resident: self.mmu.used_cells(),
         }
     }
+}
+
+/// RED marking decision for a queue of `qlen` bytes; draws a random number only when the
+/// probability is strictly between 0 and 1.
+pub(super) fn ecn_mark(red: &headroom_mech::ecn::RedConfig, qlen: u64, rng: &mut rand_pcg::Pcg64) -> bool {
+    let p = red.probability(qlen);
+    p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
 }
 
 impl Simulation {
@@ -163,6 +175,7 @@ impl Simulation {
                 pm.in_port = in_local;
                 pm.ce |= mark;
                 p.queues[q].push_back(pkt);
+                p.nonempty |= 1 << q;
                 p.qbytes[q] += u64::from(pk.size);
                 p.peak_qbytes[q] = p.peak_qbytes[q].max(p.qbytes[q]);
             }
@@ -196,6 +209,9 @@ impl Simulation {
     }
 
     fn apply_transitions(&mut self, s: u32, tr: &mut Vec<headroom_mech::buffer::PgTransition>) {
+        if tr.is_empty() {
+            return;
+        }
         for t in tr.drain(..) {
             let gp = self.switches[s as usize].ports[usize::from(t.port)];
             self.pfc_transition(gp, t.prio, t.pause);
