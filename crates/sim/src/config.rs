@@ -318,6 +318,23 @@ pub struct HostConfig {
     pub cc: CcConfig,
     /// Pace each flow at its congestion-control rate (off: line rate bursts).
     pub pacing: bool,
+    /// A receive buffer in the NIC that sends PFC to its switch when the host drains it
+    /// slower than data arrives (off by default: the host absorbs everything at once).
+    pub nic_buffer: Option<NicBufferConfig>,
+}
+
+/// A NIC receive buffer drained at a fixed rate (e.g. PCIe or memory bandwidth), which
+/// pauses the switch port feeding it with PFC.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NicBufferConfig {
+    /// Buffer size in bytes; a lossless packet that does not fit is a lossless drop.
+    pub size: u64,
+    /// Send PAUSE when occupancy reaches this many bytes.
+    pub xoff: u64,
+    /// Send RESUME when occupancy falls to this many bytes.
+    pub xon: u64,
+    /// Rate at which the host takes data out of the buffer.
+    pub drain: Rate,
 }
 
 impl Default for HostConfig {
@@ -333,6 +350,7 @@ impl Default for HostConfig {
             rto: Time::from_ms(1),
             cc: CcConfig::Dcqcn(DcqcnConfig::default()),
             pacing: true,
+            nic_buffer: None,
         }
     }
 }
@@ -426,6 +444,14 @@ impl SimConfig {
         }
         if self.switch.scheduler.quantum == 0 {
             return param("switch.scheduler.quantum", "must be > 0");
+        }
+        if let Some(b) = &self.host.nic_buffer {
+            if !(b.xon < b.xoff && b.xoff <= b.size) {
+                return param("host.nic_buffer", "needs xon < xoff <= size");
+            }
+            if b.drain.bps() == 0 {
+                return param("host.nic_buffer.drain", "must be > 0");
+            }
         }
         if self.stop_time.is_none() && self.flows.is_empty() {
             return param(

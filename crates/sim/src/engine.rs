@@ -49,6 +49,11 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
+    /// A host's NIC receive buffer may have drained to its XON level.
+    NicDrain {
+        /// Host index.
+        host: u32,
+    },
     /// Take a time-series sample.
     Sample,
     /// The configured stop time.
@@ -267,7 +272,11 @@ impl CalendarQueue {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         self.near -= 1;
-        Some(Scheduled { time: Time((key >> 64) as u64), seq: key as u64, event })
+        Some(Scheduled {
+            time: Time((key >> 64) as u64),
+            seq: key as u64,
+            event,
+        })
     }
 
     /// How many buckets from `slot` on (ring order, at most to the end of its bitmap word
@@ -275,7 +284,11 @@ impl CalendarQueue {
     fn empty_run(&self, slot: usize) -> u64 {
         let word = self.occupied[slot / 64] >> (slot % 64);
         let in_word = 64 - (slot % 64) as u64;
-        let run = if word == 0 { in_word } else { u64::from(word.trailing_zeros()) };
+        let run = if word == 0 {
+            in_word
+        } else {
+            u64::from(word.trailing_zeros())
+        };
         run.min(self.ring() - slot as u64)
     }
 

@@ -39,7 +39,7 @@
 //! [switch.ecn]                  # enabled, point = "dequeue" | "enqueue", and kmin, kmax,
 //!                               # pmax (all three or none: none scales with port rate)
 //! [host]                        # mtu, header, ack, cnp, ack_interval, ack_prio,
-//!                               # cnp_interval, rto, pacing
+//!                               # cnp_interval, rto, pacing, nic_buffer = { size, xoff, xon, drain }
 //! [host.cc]                     # algorithm = "dcqcn" | "none", preset = "hpcc" | "paper",
 //!                               # then any DcqcnConfig field (variant, g, rp_timer, ...)
 //! [[workload]]                  # zero or more, see below
@@ -84,7 +84,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::config::{
-    AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig, SwitchConfig,
+    AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, NicBufferConfig, SimConfig,
+    SwitchConfig,
 };
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use crate::workload::cdf::{self, SizeCdf};
@@ -1462,6 +1463,7 @@ fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
             "rto",
             "pacing",
             "cc",
+            "nic_buffer",
         ],
     )?;
     if let Some(x) = t.get(cx, "mtu") {
@@ -1493,6 +1495,28 @@ fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     }
     if let Some(x) = t.get(cx, "cc") {
         h.cc = parse_cc(cx, &x)?;
+    }
+    if let Some(x) = t.get(cx, "nic_buffer") {
+        let mut b = x.table(cx)?;
+        b.check_keys(cx, &["size", "xoff", "xon", "drain"])?;
+        let size = b.req(cx, "size")?.positive_bytes(cx)?;
+        let xoff_f = b.req(cx, "xoff")?;
+        let xoff = xoff_f.positive_bytes(cx)?;
+        let xon_f = b.req(cx, "xon")?;
+        let xon = xon_f.bytes(cx)?;
+        if xoff > size {
+            return Err(xoff_f.err(cx, format!("xoff ({xoff} B) is above size ({size} B)")));
+        }
+        if xon >= xoff {
+            return Err(xon_f.err(cx, format!("xon ({xon} B) must be below xoff ({xoff} B)")));
+        }
+        let drain = b.req(cx, "drain")?.rate(cx)?;
+        h.nic_buffer = Some(NicBufferConfig {
+            size,
+            xoff,
+            xon,
+            drain,
+        });
     }
     Ok(())
 }

@@ -32,6 +32,13 @@ pub struct Host {
     /// Flows with data to send or acknowledgements to wait for.
     pub active: Vec<u32>,
     rr: usize,
+    /// NIC receive buffer occupancy (bytes) as of `rx_at`.
+    rx_bytes: u64,
+    rx_at: Time,
+    /// Priorities this NIC has paused upstream (bit set).
+    rx_paused: u8,
+    /// A drain check is pending.
+    rx_check: bool,
 }
 
 impl Host {
@@ -42,6 +49,10 @@ impl Host {
             port,
             active: Vec::new(),
             rr: 0,
+            rx_bytes: 0,
+            rx_at: Time::ZERO,
+            rx_paused: 0,
+            rx_check: false,
         }
     }
 }
@@ -313,6 +324,11 @@ impl Simulation {
         let f = pk.flow;
         match pk.kind {
             Kind::Data => {
+                if !self.nic_admit(h, &pk) {
+                    self.ledger.in_flight -= u64::from(pk.payload);
+                    self.ledger.dropped += u64::from(pk.payload);
+                    return;
+                }
                 self.ledger.in_flight -= u64::from(pk.payload);
                 self.ledger.delivered += u64::from(pk.payload);
                 self.receive_data(h, f, &pk);
@@ -324,6 +340,84 @@ impl Simulation {
                 self.arm_cc_timer(f);
             }
             Kind::Pfc | Kind::Free => unreachable!("PFC frames are handled by the port"),
+        }
+    }
+
+    /// Drains the NIC receive buffer of host `h` up to now.
+    fn nic_settle(&mut self, h: u32, drain: headroom_mech::units::Rate) {
+        let now = self.now;
+        let host = &mut self.hosts[h as usize];
+        let drained = drain.bytes_in(now - host.rx_at);
+        host.rx_bytes = host.rx_bytes.saturating_sub(drained);
+        host.rx_at = now;
+    }
+
+    /// Puts a data packet into the NIC receive buffer (when one is modelled); pauses the
+    /// switch above XOFF. `false`: no room, the packet is lost (a lossless drop if its
+    /// priority is lossless).
+    fn nic_admit(&mut self, h: u32, pk: &Packet) -> bool {
+        let Some(b) = self.cfg.host.nic_buffer.clone() else {
+            return true;
+        };
+        self.nic_settle(h, b.drain);
+        let lossless = self.cfg.switch.lossless & (1 << pk.prio) != 0;
+        let host = &mut self.hosts[h as usize];
+        if host.rx_bytes + u64::from(pk.size) > b.size {
+            let node = host.node;
+            if lossless {
+                self.lossless_drops.push(crate::results::LosslessDrop {
+                    time: self.now,
+                    node,
+                    port: 0,
+                    prio: pk.prio,
+                    cause: "nic_buffer_full",
+                });
+                if self.cfg.record.fail_on_lossless_drop {
+                    self.stop = Some(StopReason::LosslessDrop(
+                        self.lossless_drops[self.lossless_drops.len() - 1],
+                    ));
+                }
+            }
+            *self.drops.entry("nic_buffer_full".into()).or_insert(0) += 1;
+            return false;
+        }
+        host.rx_bytes += u64::from(pk.size);
+        if lossless && host.rx_bytes >= b.xoff && host.rx_paused & (1 << pk.prio) == 0 {
+            host.rx_paused |= 1 << pk.prio;
+            let port = host.port;
+            self.pfc_transition(port, pk.prio, true);
+        }
+        self.nic_schedule_check(h, &b);
+        true
+    }
+
+    fn nic_schedule_check(&mut self, h: u32, b: &crate::config::NicBufferConfig) {
+        let host = &mut self.hosts[h as usize];
+        if host.rx_paused != 0 && !host.rx_check {
+            host.rx_check = true;
+            let t = self.now + b.drain.serialization(host.rx_bytes.saturating_sub(b.xon));
+            self.queue.push(t, Event::NicDrain { host: h });
+        }
+    }
+
+    /// The drain check of host `h`: resume every paused priority once at or below XON.
+    pub(super) fn nic_drain(&mut self, h: u32) {
+        let Some(b) = self.cfg.host.nic_buffer.clone() else {
+            return;
+        };
+        self.hosts[h as usize].rx_check = false;
+        self.nic_settle(h, b.drain);
+        let host = &mut self.hosts[h as usize];
+        if host.rx_bytes <= b.xon {
+            let paused = std::mem::take(&mut host.rx_paused);
+            let port = host.port;
+            for prio in 0..8u8 {
+                if paused & (1 << prio) != 0 {
+                    self.pfc_transition(port, prio, false);
+                }
+            }
+        } else {
+            self.nic_schedule_check(h, &b);
         }
     }
 

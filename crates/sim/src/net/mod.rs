@@ -314,6 +314,7 @@ impl Simulation {
             Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
             Event::CcTimer { flow } => self.cc_timer(flow),
             Event::Rto { flow } => self.rto(flow),
+            Event::NicDrain { host } => self.nic_drain(host),
             Event::Sample => self.sample(),
             Event::Stop => self.stop = Some(StopReason::StopTime),
         }

@@ -125,7 +125,6 @@ impl Port {
             None => self.rate.serialization(bytes),
         }
     }
-
 }
 
 impl Simulation {

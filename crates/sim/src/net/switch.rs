@@ -42,8 +42,7 @@ pub struct Switch {
 impl Switch {
     /// A switch with empty buffers.
     pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
-        let percent_per_cell =
-            100.0 * f64::from(mmu.cell_bytes()) / buffer_bytes.max(1) as f64;
+        let percent_per_cell = 100.0 * f64::from(mmu.cell_bytes()) / buffer_bytes.max(1) as f64;
         Switch {
             percent_per_cell,
             node,
@@ -111,7 +110,11 @@ impl Switch {
 
 /// RED marking decision for a queue of `qlen` bytes; draws a random number only when the
 /// probability is strictly between 0 and 1.
-pub(super) fn ecn_mark(red: &headroom_mech::ecn::RedConfig, qlen: u64, rng: &mut rand_pcg::Pcg64) -> bool {
+pub(super) fn ecn_mark(
+    red: &headroom_mech::ecn::RedConfig,
+    qlen: u64,
+    rng: &mut rand_pcg::Pcg64,
+) -> bool {
     let p = red.probability(qlen);
     p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
 }
