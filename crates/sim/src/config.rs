@@ -40,6 +40,20 @@ pub struct SimConfig {
     pub host: HostConfig,
     /// What to record while running.
     pub record: RecordConfig,
+    /// Links that go down during the run.
+    pub link_failures: Vec<LinkFailure>,
+}
+
+/// A link that fails at a given time: both directions stop, queued frames are dropped,
+/// frames still on the wire are lost, and routes are recomputed without it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkFailure {
+    /// When the link goes down.
+    pub time: Time,
+    /// One end.
+    pub a: crate::topology::NodeId,
+    /// The other end.
+    pub b: crate::topology::NodeId,
 }
 
 /// Link-layer parameters.
@@ -400,6 +414,7 @@ impl SimConfig {
             switch: SwitchConfig::default(),
             host: HostConfig::default(),
             record: RecordConfig::default(),
+            link_failures: Vec::new(),
         }
     }
 
@@ -444,6 +459,23 @@ impl SimConfig {
         }
         if self.switch.scheduler.quantum == 0 {
             return param("switch.scheduler.quantum", "must be > 0");
+        }
+        if !self.link_failures.is_empty() && self.stop_time.is_none() {
+            return param(
+                "stop_time",
+                "link failures need a stop time (flows cut off from their destination never finish)",
+            );
+        }
+        for (i, f) in self.link_failures.iter().enumerate() {
+            let joins = |l: &crate::topology::LinkSpec| {
+                (l.a == f.a && l.b == f.b) || (l.a == f.b && l.b == f.a)
+            };
+            if !self.topology.links.iter().any(joins) {
+                return Err(ConfigError::Parameter {
+                    field: "link_failures",
+                    reason: format!("failure {i}: no link joins nodes {} and {}", f.a.0, f.b.0),
+                });
+            }
         }
         if let Some(b) = &self.host.nic_buffer {
             if !(b.xon < b.xoff && b.xoff <= b.size) {

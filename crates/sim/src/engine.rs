@@ -54,6 +54,11 @@ pub enum Event {
         /// Host index.
         host: u32,
     },
+    /// A configured link failure happens.
+    LinkDown {
+        /// Index in `SimConfig::link_failures`.
+        failure: u32,
+    },
     /// Take a time-series sample.
     Sample,
     /// The configured stop time.

@@ -37,7 +37,8 @@
 //! Keys that do not change DCQCN results (HPCC/TIMELY/DCTCP parameters, trace and queue
 //! monitor files) are accepted and produce a note in [`HpccRun::notes`]; unknown keys are
 //! errors. Unsupported settings (`HAS_WIN 1`, `VAR_WIN 1`, `L2_BACK_TO_ZERO 1`,
-//! `ENABLE_TRACE 1`, a `LINK_DOWN` event) are errors naming the key.
+//! `ENABLE_TRACE 1`) are errors naming the key. `LINK_DOWN t a b` takes the link between
+//! nodes a and b down t microseconds after t = 2 s, as the original does.
 //!
 //! Invariants: every error names the config file, the line (0 for a missing key) and the
 //! key; errors inside the topology or flow file also name that file and its line. File
@@ -227,6 +228,7 @@ pub fn load(path: &Path) -> Result<HpccRun, HpccConfigError> {
 pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     let c = Conf::read(text, path)?;
     let mut notes = Vec::new();
+    let mut link_failures = Vec::new();
 
     // Accepted keys without effect, in file order.
     let mut ignored: Vec<(usize, &str, &str)> = c
@@ -289,11 +291,13 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
             ));
         }
         if nums[0] != 0 {
-            return Err(c.err_at(
-                line,
-                "LINK_DOWN",
-                "taking a link down is not supported yet; use `LINK_DOWN 0 0 0`",
-            ));
+            // As in the HPCC simulator: the time is in microseconds after t = 2 s.
+            let node = |n: u64| crate::topology::NodeId(u32::try_from(n).unwrap_or(u32::MAX));
+            link_failures.push(crate::config::LinkFailure {
+                time: Time::from_ms(2_000) + Time::from_us(nums[0]),
+                a: node(nums[1]),
+                b: node(nums[2]),
+            });
         }
     }
     if let Some(chunk) = c.entries.get("L2_CHUNK_SIZE") {
@@ -427,6 +431,7 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         ));
     }
 
+    config.link_failures = link_failures;
     config.validate().map_err(|e| match e {
         ConfigError::Topology(t) => c.err("TOPOLOGY_FILE", t.to_string()),
         ConfigError::Flow { index, reason } => {
@@ -435,6 +440,7 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         ConfigError::Parameter { field, reason } => match field {
             "host.mtu_payload" => c.err("PACKET_PAYLOAD_SIZE", reason),
             "stop_time" => c.err("SIMULATOR_STOP_TIME", reason),
+            "link_failures" => c.err("LINK_DOWN", reason),
             other => c.err(other, reason),
         },
     })?;

@@ -60,8 +60,20 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// Computes the routes by one breadth-first search per destination host.
+    /// Computes the routes by one breadth-first search per destination host; every host
+    /// must reach every other.
     pub fn compute(topo: &Topology) -> Result<Routes, TopologyError> {
+        Self::compute_with(topo, &vec![true; topo.links.len()], true)
+    }
+
+    /// Routes over the links marked up in `link_up` (local port numbering stays that of the
+    /// whole topology). With `require_connected`, a host that cannot reach another is an
+    /// error; without, unreachable destinations get empty next-hop sets (after a failure).
+    pub fn compute_with(
+        topo: &Topology,
+        link_up: &[bool],
+        require_connected: bool,
+    ) -> Result<Routes, TopologyError> {
         let adj = adjacency(topo);
         let hosts = topo.hosts();
         let n = topo.nodes.len();
@@ -82,15 +94,15 @@ impl Routes {
                 if u != dst && topo.nodes[u.index()] == NodeKind::Host {
                     continue;
                 }
-                for &(v, _) in &adj[u.index()] {
-                    if dist[v.index()] == u32::MAX {
+                for &(v, link) in &adj[u.index()] {
+                    if link_up[link] && dist[v.index()] == u32::MAX {
                         dist[v.index()] = dist[u.index()] + 1;
                         queue.push_back(v);
                     }
                 }
             }
             for (src, &kind) in topo.nodes.iter().enumerate() {
-                if kind == NodeKind::Host && dist[src] == u32::MAX {
+                if require_connected && kind == NodeKind::Host && dist[src] == u32::MAX {
                     return Err(TopologyError::Disconnected {
                         from: src as u32,
                         to: dst.0,
@@ -100,9 +112,9 @@ impl Routes {
                     continue;
                 }
                 let set = &mut sets[src * hosts.len() + hi];
-                for (port, &(v, _)) in adj[src].iter().enumerate() {
+                for (port, &(v, link)) in adj[src].iter().enumerate() {
                     let via_host = topo.nodes[v.index()] == NodeKind::Host && v != dst;
-                    if !via_host && dist[v.index()] + 1 == dist[src] {
+                    if link_up[link] && !via_host && dist[v.index()].wrapping_add(1) == dist[src] {
                         set.push(port as u16);
                     }
                 }
@@ -172,6 +184,20 @@ mod tests {
         assert_eq!(r.next_hops(NodeId(4), NodeId(2)), &[2, 3]);
         assert_eq!(r.next_hops(NodeId(4), NodeId(1)), &[1]);
         assert_eq!(r.next_hops(NodeId(6), NodeId(3)), &[1]);
+    }
+
+    #[test]
+    fn a_failed_link_leaves_the_other_path() {
+        let t = two_paths();
+        let mut up = vec![true; t.links.len()];
+        up[4] = false; // switch 4 <-> switch 6
+        let r = Routes::compute_with(&t, &up, true).expect("still connected");
+        assert_eq!(r.next_hops(NodeId(4), NodeId(2)), &[3]);
+        up[5] = false; // and switch 4 <-> switch 7: hosts 0,1 are cut off
+        assert!(Routes::compute_with(&t, &up, true).is_err());
+        let r = Routes::compute_with(&t, &up, false).expect("partitions allowed");
+        assert!(r.next_hops(NodeId(4), NodeId(2)).is_empty());
+        assert_eq!(r.next_hops(NodeId(4), NodeId(1)), &[1]);
     }
 
     #[test]

@@ -43,6 +43,7 @@
 //! [host.cc]                     # algorithm = "dcqcn" | "none", preset = "hpcc" | "paper",
 //!                               # then any DcqcnConfig field (variant, g, rp_timer, ...)
 //! [[workload]]                  # zero or more, see below
+//! [[link_failure]]              # time, a, b: the link between nodes a and b fails
 //! [output]                      # sample_interval, fail_on_lossless_drop, plots, compat
 //! ```
 //!
@@ -84,8 +85,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::config::{
-    AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, NicBufferConfig, SimConfig,
-    SwitchConfig,
+    AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, LinkFailure, NicBufferConfig,
+    SimConfig, SwitchConfig,
 };
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use crate::workload::cdf::{self, SizeCdf};
@@ -314,6 +315,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             "switch",
             "host",
             "workload",
+            "link_failure",
             "output",
         ],
     )?;
@@ -386,6 +388,38 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
     }
     let (list, origins) = flows.finish();
     config.flows = list;
+    if let Some(f) = top.get(&cx, "link_failure") {
+        let V::Array(items) = &f.node.v else {
+            return Err(f.err(&cx, "write [[link_failure]] tables (time, a, b)"));
+        };
+        for (i, node) in items.iter().enumerate() {
+            let lf = Fld {
+                name: format!("link_failure[{i}]"),
+                node,
+            };
+            let mut t = lf.table(&cx)?;
+            t.check_keys(&cx, &["time", "a", "b"])?;
+            let time = t.req(&cx, "time")?.time(&cx)?;
+            let mut end = |key: &str| -> Res<NodeId> {
+                let f = t.req(&cx, key)?;
+                let n = f.uint(&cx, 0, u64::from(u32::MAX))?;
+                if n as usize >= config.topology.len() {
+                    return Err(f.err(&cx, format!("unknown node {n}")));
+                }
+                Ok(NodeId(n as u32))
+            };
+            let (a, b) = (end("a")?, end("b")?);
+            let joins = config
+                .topology
+                .links
+                .iter()
+                .any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a));
+            if !joins {
+                return Err(lf.err(&cx, format!("no link joins nodes {} and {}", a.0, b.0)));
+            }
+            config.link_failures.push(LinkFailure { time, a, b });
+        }
+    }
 
     config.validate().map_err(|e| match e {
         ConfigError::Topology(t) => cx.err("topology", topo_span.clone(), t.to_string()),

@@ -261,14 +261,19 @@ fn bad_number() {
 #[test]
 fn other_unsupported_and_malformed() {
     let s = Setup::new();
+    // A failure of a real link is scheduled 1000 us after t = 2 s, as in the original.
     let text = s
         .config()
         .replace("LINK_DOWN 0 0 0", "LINK_DOWN 1000 320 340");
+    let run = s.parse(&text).expect("a real link can fail");
+    assert_eq!(run.config.link_failures.len(), 1);
+    assert_eq!(run.config.link_failures[0].time, Time::from_us(2_001_000));
+    let text = s.config().replace("LINK_DOWN 0 0 0", "LINK_DOWN 1000 0 1");
     s.fails(
         &text,
         "LINK_DOWN",
         line_of(&text, "LINK_DOWN"),
-        "not supported yet",
+        "no link joins nodes 0 and 1",
     );
     let text = s.config().replace("ENABLE_TRACE 0", "ENABLE_TRACE 1");
     s.fails(

@@ -72,6 +72,9 @@ pub struct Simulation {
     flows: Vec<Flow>,
     slots: Vec<Slot>,
     routes: Routes,
+    /// Per link: up, and its two ports (global indices).
+    link_up: Vec<bool>,
+    link_ports: Vec<(u32, u32)>,
     arena: Arena,
     rng_ecn: Pcg64,
     rng_errors: Pcg64,
@@ -114,9 +117,16 @@ impl Simulation {
             n_ports += a.len() as u32;
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
+        let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
         for (node, a) in adj.iter().enumerate() {
             for (local, &(peer, link)) in a.iter().enumerate() {
                 let l = &topo.links[link];
+                let me = first_port[node] + local as u32;
+                if l.a.index() == node {
+                    link_ports[link].0 = me;
+                } else {
+                    link_ports[link].1 = me;
+                }
                 let peer_local = adj[peer.index()]
                     .iter()
                     .position(|&(n, li)| n.index() == node && li == link)
@@ -212,6 +222,8 @@ impl Simulation {
             flows,
             slots,
             routes,
+            link_up: vec![true; topo.links.len()],
+            link_ports,
             arena: Arena::default(),
             rng_ecn: Pcg64::seed_from_u64(stream_seed(cfg.seed, "ecn")),
             rng_errors: Pcg64::seed_from_u64(stream_seed(cfg.seed, "link-errors")),
@@ -237,6 +249,10 @@ impl Simulation {
         }
         if let Some(t) = sim.cfg.stop_time {
             sim.queue.push(t, Event::Stop);
+        }
+        for (i, f) in sim.cfg.link_failures.iter().enumerate() {
+            sim.queue
+                .push(f.time, Event::LinkDown { failure: i as u32 });
         }
         if let Some(iv) = sim.cfg.record.sample_interval {
             if iv > Time::ZERO {
@@ -315,6 +331,7 @@ impl Simulation {
             Event::CcTimer { flow } => self.cc_timer(flow),
             Event::Rto { flow } => self.rto(flow),
             Event::NicDrain { host } => self.nic_drain(host),
+            Event::LinkDown { failure } => self.link_down(failure),
             Event::Sample => self.sample(),
             Event::Stop => self.stop = Some(StopReason::StopTime),
         }
@@ -325,6 +342,15 @@ impl Simulation {
         let p = &self.ports[port as usize];
         let error_rate = self.ports[p.peer as usize].error_rate;
         let kind = self.arena.get(pkt).kind;
+        if !p.up {
+            // The link failed while the frame was on the wire.
+            if kind == Kind::Pfc {
+                self.arena.free(pkt);
+            } else {
+                self.drop_packet(pkt, "link_down");
+            }
+            return;
+        }
         if kind == Kind::Pfc {
             self.receive_pfc(port, pkt);
             return;
@@ -337,6 +363,52 @@ impl Simulation {
             Slot::Switch(s) => self.switch_receive(s, port, pkt),
             Slot::Host(h) => self.host_receive(h, pkt),
         }
+    }
+
+    /// A link fails: its ports stop, what they queue is dropped, routes avoid it.
+    fn link_down(&mut self, failure: u32) {
+        let f = &self.cfg.link_failures[failure as usize];
+        let (a, b) = (f.a, f.b);
+        let Some(link) = self
+            .cfg
+            .topology
+            .links
+            .iter()
+            .enumerate()
+            .position(|(i, l)| {
+                self.link_up[i] && ((l.a == a && l.b == b) || (l.a == b && l.b == a))
+            })
+        else {
+            return; // already down
+        };
+        self.link_up[link] = false;
+        let (pa, pb) = self.link_ports[link];
+        for port in [pa, pb] {
+            self.ports[port as usize].up = false;
+            while let Some(pkt) = self.ports[port as usize].ctrl.pop_front() {
+                if self.arena.get(pkt).kind == Kind::Pfc {
+                    self.arena.free(pkt);
+                } else {
+                    self.drop_packet(pkt, "link_down");
+                }
+            }
+            let node = self.ports[port as usize].node;
+            if let Slot::Switch(s) = self.slots[node as usize] {
+                let local = self.ports[port as usize].local;
+                for q in 0..8usize {
+                    while let Some(pkt) = self.ports[port as usize].queues[q].pop_front() {
+                        let pk = *self.arena.get(pkt);
+                        let p = &mut self.ports[port as usize];
+                        p.qbytes[q] -= u64::from(pk.size);
+                        self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
+                        self.drop_packet(pkt, "link_down");
+                    }
+                    self.ports[port as usize].nonempty &= !(1 << q);
+                }
+            }
+        }
+        self.routes = Routes::compute_with(&self.cfg.topology, &self.link_up, false)
+            .unwrap_or_else(|_| unreachable!("partitions are allowed after a failure"));
     }
 
     /// Counts a dropped packet and frees it.

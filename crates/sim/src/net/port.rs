@@ -39,6 +39,8 @@ pub struct Port {
     ps_per_byte: Option<u64>,
     /// Frame error probability on this direction.
     pub error_rate: f64,
+    /// The link works (false after a failure).
+    pub up: bool,
     /// The frame being serialized ends at this time; the port is idle from then on.
     pub busy_until: Time,
     /// Control frames waiting.
@@ -96,6 +98,7 @@ impl Port {
             delay,
             ps_per_byte,
             error_rate,
+            up: true,
             busy_until: Time::ZERO,
             ctrl: VecDeque::new(),
             queues: Default::default(),
@@ -135,6 +138,9 @@ impl Simulation {
 
     /// Starts the next frame on `port` if it is idle and has something it may send.
     pub(super) fn try_send(&mut self, port: u32) {
+        if !self.ports[port as usize].up {
+            return;
+        }
         let busy_until = self.ports[port as usize].busy_until;
         if self.now < busy_until {
             // Look again when the wire is free (one wake-up, however many callers).
