@@ -223,13 +223,12 @@ impl Simulation {
         let p = &mut self.ports[port as usize];
         let mut blocked_until = Time::MAX;
         let mut eligible = 0u8;
-        let nonempty = p.nonempty;
-        for q in 0..PRIORITIES {
-            if nonempty & (1 << q) == 0 {
-                continue;
-            }
-            if p.pause.is_paused(now, q as u8) {
-                if let Some(t) = p.pause.next_change(now, q as u8) {
+        let mut rest = p.nonempty;
+        while rest != 0 {
+            let q = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            if p.pause.is_paused(now, q) {
+                if let Some(t) = p.pause.next_change(now, q) {
                     blocked_until = blocked_until.min(t);
                 }
             } else {

@@ -35,16 +35,18 @@ pub struct Switch {
     occupancy_time: [Time; OCC_BUCKETS],
     last_change: Time,
     last_bucket: usize,
-    /// 100 / (buffer cells): turns used cells into a percent bucket with one multiply.
-    percent_per_cell: f64,
+    /// `100 × 2^32 / buffer cells`, rounded up: `(used × this) >> 32` is the percent of the
+    /// buffer in use, without a division on every buffer change.
+    percent_scale: u64,
 }
 
 impl Switch {
     /// A switch with empty buffers.
     pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
-        let percent_per_cell = 100.0 * f64::from(mmu.cell_bytes()) / buffer_bytes.max(1) as f64;
+        let cells = (buffer_bytes / u64::from(mmu.cell_bytes())).max(1);
+        let percent_scale = (100u64 << 32).div_ceil(cells);
         Switch {
-            percent_per_cell,
+            percent_scale,
             node,
             ports,
             mmu,
@@ -59,7 +61,7 @@ impl Switch {
     fn occupancy_changed(&mut self, now: Time) {
         self.occupancy_time[self.last_bucket] += now - self.last_change;
         self.last_change = now;
-        let pct = self.mmu.used_cells() as f64 * self.percent_per_cell;
+        let pct = (u128::from(self.mmu.used_cells()) * u128::from(self.percent_scale)) >> 32;
         self.last_bucket = (pct as usize).min(OCC_BUCKETS - 1);
     }
 
