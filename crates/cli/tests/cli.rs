@@ -1,0 +1,188 @@
+//! The `headroom` binary end to end: exit codes, error messages, and outputs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn headroom(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+const VALID: &str = r#"
+name = "t"
+[topology]
+kind = "star"
+hosts = 3
+rate = "100Gbps"
+delay = "1us"
+[[workload]]
+kind = "incast"
+senders = [0, 1]
+receiver = 2
+size = "64KiB"
+"#;
+
+/// Writes `text` as a scenario, runs it, and checks exit code 2 and that stderr names
+/// every `expect` fragment (and does not mention a panic).
+fn rejects(text: &str, expect: &[&str]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("bad.toml"), text).expect("write scenario");
+    let out = headroom(&["run", "bad.toml", "--quiet"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for e in expect {
+        assert!(err.contains(e), "stderr lacks `{e}`:\n{err}");
+    }
+    assert!(
+        !dir.path().join("out").exists(),
+        "nothing is written on error"
+    );
+}
+
+#[test]
+fn unknown_key() {
+    rejects(
+        &VALID.replace("delay = \"1us\"", "delay = \"1us\"\nspeed = 3"),
+        &["bad.toml", "speed"],
+    );
+}
+
+#[test]
+fn negative_size() {
+    rejects(
+        &VALID.replace("\"64KiB\"", "\"-5B\""),
+        &["bad.toml", "size"],
+    );
+}
+
+#[test]
+fn unknown_node() {
+    rejects(
+        &VALID.replace("receiver = 2", "receiver = 99"),
+        &["receiver", "unknown node 99"],
+    );
+}
+
+#[test]
+fn rate_without_unit() {
+    rejects(
+        &VALID.replace("\"100Gbps\"", "\"100\""),
+        &["rate", "100Gbps"],
+    );
+}
+
+#[test]
+fn topology_file_with_dangling_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("topo.txt"),
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 7 100Gbps 1000ns 0\n",
+    )
+    .expect("write topology");
+    let scenario = "[topology]\nkind = \"hpcc-file\"\nfile = \"topo.txt\"\n[[workload]]\nkind = \"incast\"\nsenders = [0]\nreceiver = 1\nsize = \"1KiB\"\n";
+    std::fs::write(dir.path().join("bad.toml"), scenario).expect("write scenario");
+    let out = headroom(&["run", "bad.toml", "--quiet"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains("topo.txt"), "names the topology file: {err}");
+    assert!(err.contains("7"), "names the missing node: {err}");
+}
+
+#[test]
+fn missing_scenario_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = headroom(&["run", "nope.toml"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.toml"));
+}
+
+#[test]
+fn bad_cli_arguments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = headroom(&["run", "x.toml", "--stop-time", "10"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("10us")
+            || String::from_utf8_lossy(&out.stderr).contains("unit")
+    );
+}
+
+#[test]
+fn a_valid_run_writes_its_outputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("ok.toml"), VALID).expect("write scenario");
+    let out = headroom(
+        &["run", "ok.toml", "--out", "res", "--compat", "hpcc"],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in [
+        "flows.csv",
+        "summary.json",
+        "pfc.csv",
+        "fct.txt",
+        "pfc.txt",
+        "fct_slowdown_cdf.png",
+        "fct_slowdown_cdf.svg",
+    ] {
+        assert!(dir.path().join("res").join(f).exists(), "{f} missing");
+    }
+    let flows = std::fs::read_to_string(dir.path().join("res/flows.csv")).expect("flows.csv");
+    assert_eq!(flows.lines().count(), 3, "header + 2 flows");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FCT slowdown"),
+        "summary table printed: {stdout}"
+    );
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("ok.toml"), VALID).expect("write scenario");
+    for o in ["a", "b"] {
+        let out = headroom(
+            &["run", "ok.toml", "--out", o, "--quiet", "--no-plots"],
+            dir.path(),
+        );
+        assert!(out.status.success());
+    }
+    for f in ["flows.csv", "summary.json", "pfc.csv"] {
+        let a = std::fs::read(dir.path().join("a").join(f)).expect("a");
+        let b = std::fs::read(dir.path().join("b").join(f)).expect("b");
+        assert_eq!(a, b, "{f} differs between runs");
+    }
+}
+
+#[test]
+fn lossless_drop_fails_the_run_with_code_3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Headroom far below what arrives after XOFF: PFC cannot save the packet.
+    let text = VALID.replace(
+        "[[workload]]",
+        "[switch]\nbuffer = \"200KiB\"\nheadroom = \"100B\"\n[host.cc]\nalgorithm = \"none\"\n[[workload]]",
+    );
+    std::fs::write(dir.path().join("drop.toml"), text).expect("write scenario");
+    let out = headroom(
+        &[
+            "run",
+            "drop.toml",
+            "--quiet",
+            "--no-plots",
+            "--fail-on-lossless-drop",
+        ],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {err}");
+    assert!(err.contains("lossless drop"), "{err}");
+}
