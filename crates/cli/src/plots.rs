@@ -1013,6 +1013,7 @@ mod tests {
             is_switch: false,
             port: 0,
             prio: 3,
+            port_level: false,
             quanta,
         }
     }

@@ -133,20 +133,36 @@ impl PauseGenerator {
     }
 }
 
-/// The pause timers of one transmitting port.
+/// The pause timers of one transmitting port: one per class, plus the port-level timer set
+/// by a frame that enables all eight classes (DSH's port-level pause). A class may send only
+/// if neither its own timer nor the port's is running (the OR of the two).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PauseTimers {
-    from: [Time; PRIORITIES],
-    until: [Time; PRIORITIES],
-    accounted_to: [Time; PRIORITIES],
-    paused_total: [Time; PRIORITIES],
+    from: [Time; PRIORITIES + 1],
+    until: [Time; PRIORITIES + 1],
+    accounted_to: [Time; PRIORITIES + 1],
+    paused_total: [Time; PRIORITIES + 1],
 }
+
+/// Index of the port-level timer.
+const PORT: usize = PRIORITIES;
+
+/// The class-enable vector of a port-level PFC frame: every class.
+pub const ALL_CLASSES: u8 = 0xff;
 
 impl PauseTimers {
     /// A frame setting `prio`'s timer to `quanta` arrived at `now`; the port runs at `rate`
     /// and keeps sending for `response` after a PAUSE arrives.
     pub fn on_frame(&mut self, now: Time, prio: u8, quanta: u16, rate: Rate, response: Time) {
-        let p = usize::from(prio);
+        self.set(now, usize::from(prio), quanta, rate, response);
+    }
+
+    /// A port-level frame (all classes, DSH) with timer `quanta` arrived at `now`.
+    pub fn on_port_frame(&mut self, now: Time, quanta: u16, rate: Rate, response: Time) {
+        self.set(now, PORT, quanta, rate, response);
+    }
+
+    fn set(&mut self, now: Time, p: usize, quanta: u16, rate: Rate, response: Time) {
         self.settle(now, p);
         if quanta == 0 {
             self.until[p] = self.until[p].min(now);
@@ -168,15 +184,16 @@ impl PauseTimers {
         self.accounted_to[p] = self.accounted_to[p].max(now);
     }
 
-    /// Whether `prio` may not start a frame at `now`.
-    pub fn is_paused(&self, now: Time, prio: u8) -> bool {
-        let p = usize::from(prio);
+    fn timer_running(&self, now: Time, p: usize) -> bool {
         self.from[p] <= now && now < self.until[p]
     }
 
-    /// When `prio`'s state next changes on its own (pause starts or expires), if it will.
-    pub fn next_change(&self, now: Time, prio: u8) -> Option<Time> {
-        let p = usize::from(prio);
+    /// Whether `prio` may not start a frame at `now` (its class or its port is paused).
+    pub fn is_paused(&self, now: Time, prio: u8) -> bool {
+        self.timer_running(now, usize::from(prio)) || self.timer_running(now, PORT)
+    }
+
+    fn timer_change(&self, now: Time, p: usize) -> Option<Time> {
         if now < self.from[p] && self.from[p] < self.until[p] {
             Some(self.from[p])
         } else if now < self.until[p] {
@@ -186,11 +203,30 @@ impl PauseTimers {
         }
     }
 
-    /// Total time `prio` has been paused up to `now`.
+    /// When `prio`'s paused state may next change on its own (a pause starts or expires).
+    pub fn next_change(&self, now: Time, prio: u8) -> Option<Time> {
+        let p = usize::from(prio);
+        match (self.timer_change(now, p), self.timer_change(now, PORT)) {
+            // Both running: the class is free only when the later one ends.
+            (Some(a), Some(b)) if self.timer_running(now, p) && self.timer_running(now, PORT) => {
+                Some(a.max(b))
+            }
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Total time `prio`'s own timer has kept it paused, up to `now`.
     pub fn paused_time(&mut self, now: Time, prio: u8) -> Time {
         let p = usize::from(prio);
         self.settle(now, p);
         self.paused_total[p]
+    }
+
+    /// Total time the port-level timer has kept the whole port paused, up to `now`.
+    pub fn port_paused_time(&mut self, now: Time) -> Time {
+        self.settle(now, PORT);
+        self.paused_total[PORT]
     }
 }
 
@@ -258,6 +294,26 @@ mod tests {
         assert_eq!(t.next_change(Time(1), 3), Some(resp));
         assert_eq!(t.next_change(resp, 3), Some(end));
         assert_eq!(t.paused_time(end + Time(1000), 3), quanta_time(R, 100));
+    }
+
+    #[test]
+    fn port_pause_is_ored_with_class_pauses() {
+        let mut t = PauseTimers::default();
+        let z = Time::ZERO;
+        t.on_frame(z, 3, 100, R, z);
+        t.on_port_frame(Time(10), 200, R, z);
+        assert!(t.is_paused(Time(20), 3));
+        assert!(t.is_paused(Time(20), 5), "the port pause stops every class");
+        // A port-level RESUME does not lift the class's own pause.
+        t.on_port_frame(Time(30), 0, R, z);
+        assert!(t.is_paused(Time(40), 3));
+        assert!(!t.is_paused(Time(40), 5));
+        // With both running, the class is free only when the later one ends.
+        t.on_port_frame(Time(50), 200, R, z);
+        let class_end = quanta_time(R, 100);
+        let port_end = Time(50) + quanta_time(R, 200);
+        assert_eq!(t.next_change(Time(60), 3), Some(class_end.max(port_end)));
+        assert_eq!(t.port_paused_time(Time(60)), Time(30) - Time(10) + Time(10));
     }
 
     #[test]

@@ -141,6 +141,58 @@ impl HeadroomSizing {
     }
 }
 
+/// The headroom scheme of every switch, before it is resolved per switch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum SchemeConfig {
+    /// Static, individual headroom (eta per lossless PG, reserved as `reservation` says).
+    Sih,
+    /// A shared headroom pool.
+    Shp(ShpPool),
+    /// Dynamic and shared headroom.
+    Dsh {
+        /// Queue-level hysteresis, bytes.
+        delta_q: u64,
+        /// Port-level hysteresis, bytes.
+        delta_p: u64,
+    },
+}
+
+/// How large SHP's headroom pool is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum ShpPool {
+    /// A fixed size in bytes.
+    Bytes(u64),
+    /// SONiC's over-subscription: the sum of every lossless PG's eta divided by the ratio.
+    Ratio(f64),
+}
+
+impl SchemeConfig {
+    /// The MMU scheme of a switch whose lossless PGs have eta `etas` (one per port) and
+    /// `n_lossless` lossless priorities.
+    pub fn resolve(
+        &self,
+        reservation: Reservation,
+        etas: &[u64],
+        n_lossless: u32,
+    ) -> headroom_mech::buffer::HeadroomScheme {
+        use headroom_mech::buffer::HeadroomScheme as H;
+        match self {
+            SchemeConfig::Sih => H::Sih { reservation },
+            SchemeConfig::Shp(ShpPool::Bytes(b)) => H::Shp { pool_bytes: *b },
+            SchemeConfig::Shp(ShpPool::Ratio(r)) => {
+                let xoff_sum: u64 = etas.iter().sum::<u64>() * u64::from(n_lossless);
+                H::Shp {
+                    pool_bytes: (xoff_sum as f64 / r.max(f64::MIN_POSITIVE)).ceil() as u64,
+                }
+            }
+            SchemeConfig::Dsh { delta_q, delta_p } => H::Dsh {
+                delta_q_bytes: *delta_q,
+                delta_p_bytes: *delta_p,
+            },
+        }
+    }
+}
+
 /// How the ingress alpha of each port is chosen.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum AlphaPolicy {
@@ -248,10 +300,12 @@ pub struct SwitchConfig {
     pub cell_bytes: u32,
     /// Private bytes per ingress PG.
     pub private_bytes: u64,
-    /// Headroom per lossless PG.
+    /// eta: headroom per lossless PG (SIH, SHP) or insurance per port (DSH).
     pub headroom: HeadroomSizing,
-    /// Where static headroom is reserved.
+    /// Where SIH's static headroom is reserved.
     pub reservation: Reservation,
+    /// How headroom is provided: SIH, SHP or DSH.
+    pub scheme: SchemeConfig,
     /// Ingress alpha per port.
     pub alpha: AlphaPolicy,
     /// Egress alpha of lossy queues.
@@ -283,6 +337,7 @@ impl Default for SwitchConfig {
                 response: formula::PEER_RESPONSE_BYTES,
             },
             reservation: Reservation::PerPg,
+            scheme: SchemeConfig::Sih,
             alpha: AlphaPolicy::Fixed(
                 Alpha::from_dynamic_th(-3)
                     .unwrap_or_else(|_| unreachable!("-3 is within dynamic_th's range")),

@@ -242,6 +242,29 @@ pub struct PfcSummary {
     pub resume_frames: u64,
     /// Every (node, port, priority) with a frame sent or paused time, in that order.
     pub ports: Vec<PfcPortSummary>,
+    /// Port-level PAUSE frames sent (every class at once; DSH), included in `pause_frames`.
+    pub port_level_pause_frames: u64,
+    /// Port-level RESUME frames sent, included in `resume_frames`.
+    pub port_level_resume_frames: u64,
+    /// Every (node, port) with a port-level frame sent or port-level paused time.
+    pub port_level: Vec<PortLevelPfcSummary>,
+}
+
+/// Port-level PFC activity of one port (DSH).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PortLevelPfcSummary {
+    /// Node.
+    pub node: u32,
+    /// Local port.
+    pub port: u16,
+    /// Node at the other end.
+    pub peer: u32,
+    /// Port-level PAUSE frames this port sent.
+    pub pauses_sent: u32,
+    /// Port-level RESUME frames this port sent.
+    pub resumes_sent: u32,
+    /// Time this port's transmitter was held by port-level pauses, ns.
+    pub paused_ns: f64,
 }
 
 /// Packet drops.
@@ -433,10 +456,34 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
     }
     pfc_ports.sort_by_key(|e| (e.node, e.port, e.priority));
     let pause_frames = results.pfc_sent.iter().filter(|r| r.quanta != 0).count() as u64;
+    let port_level: Vec<PortLevelPfcSummary> = results
+        .ports
+        .iter()
+        .filter(|p| {
+            p.port_pause_sent > 0 || p.port_resume_sent > 0 || p.port_paused_time > Time::ZERO
+        })
+        .map(|p| PortLevelPfcSummary {
+            node: p.node,
+            port: p.port,
+            peer: p.peer,
+            pauses_sent: p.port_pause_sent,
+            resumes_sent: p.port_resume_sent,
+            paused_ns: ns_f64(p.port_paused_time),
+        })
+        .collect();
+    let port_level_pause_frames = results
+        .pfc_sent
+        .iter()
+        .filter(|r| r.port_level && r.quanta != 0)
+        .count() as u64;
+    let port_level_frames = results.pfc_sent.iter().filter(|r| r.port_level).count() as u64;
     let pfc = PfcSummary {
         pause_frames,
         resume_frames: results.pfc_sent.len() as u64 - pause_frames,
         ports: pfc_ports,
+        port_level_pause_frames,
+        port_level_resume_frames: port_level_frames - port_level_pause_frames,
+        port_level,
     };
 
     let drops = DropSummary {
@@ -600,7 +647,7 @@ impl Staging<'_> {
 /// | --- | --- |
 /// | `flows.csv` | `id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted`; one row per flow by id; `finish_ns`, `fct_ns`, `slowdown` empty for unfinished flows; `size` and `retransmitted` in bytes |
 /// | `summary.json` | the [`Summary`], pretty-printed, keys in struct order |
-/// | `pfc.csv` | `time_ns,node,port,priority,kind,quanta`; one row per PFC frame *sent* (`kind` is `pause` or `resume`), in sending order |
+/// | `pfc.csv` | `time_ns,node,port,priority,kind,quanta,scope`; one row per PFC frame *sent* (`kind` is `pause` or `resume`; `scope` is `queue`, or `port` for a port-level frame pausing every class, whose priority column is 0), in sending order |
 /// | `queues.csv` | `time_ns,node,port,queue,bytes`: non-empty egress queues at each sample (only if sampled) |
 /// | `buffer.csv` | `time_ns,node,used_bytes,headroom_bytes`: each switch at each sample (only if sampled) |
 /// | `rates.csv` | `time_ns,flow,gbps`: active flows' sending rates at each sample (only if sampled) |
@@ -732,12 +779,13 @@ fn write_flows_csv(w: &mut dyn Write, results: &RunResults) -> io::Result<()> {
 }
 
 fn write_pfc_csv(w: &mut dyn Write, records: &[PfcRecord]) -> io::Result<()> {
-    writeln!(w, "time_ns,node,port,priority,kind,quanta")?;
+    writeln!(w, "time_ns,node,port,priority,kind,quanta,scope")?;
     for r in records {
         let kind = if r.quanta == 0 { "resume" } else { "pause" };
+        let scope = if r.port_level { "port" } else { "queue" };
         writeln!(
             w,
-            "{},{},{},{},{kind},{}",
+            "{},{},{},{},{kind},{},{scope}",
             format_ns(r.time),
             r.node,
             r.port,
@@ -876,8 +924,12 @@ pub fn summary_table(summary: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "PFC          {} PAUSE, {} RESUME sent; {} port(s) paused",
-        s.pfc.pause_frames, s.pfc.resume_frames, paused_ports
+        "PFC          {} PAUSE, {} RESUME sent ({} / {} port-level); {} port(s) paused",
+        s.pfc.pause_frames,
+        s.pfc.resume_frames,
+        s.pfc.port_level_pause_frames,
+        s.pfc.port_level_resume_frames,
+        paused_ports
     );
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()

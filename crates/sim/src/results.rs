@@ -58,8 +58,10 @@ pub struct PfcRecord {
     pub is_switch: bool,
     /// Local port index at that node.
     pub port: u16,
-    /// Priority class.
+    /// Priority class (0 for a port-level frame).
     pub prio: u8,
+    /// A port-level frame (every class enabled, DSH).
+    pub port_level: bool,
     /// Timer in quanta; 0 is a RESUME.
     pub quanta: u16,
 }
@@ -77,8 +79,14 @@ pub struct PortStats {
     pub pause_sent: [u32; 8],
     /// RESUME frames sent, per priority.
     pub resume_sent: [u32; 8],
-    /// Time this port's transmitter was paused, per priority.
+    /// Time this port's transmitter was paused by its class's own timer, per priority.
     pub paused_time: [Time; 8],
+    /// Port-level PAUSE frames sent (DSH).
+    pub port_pause_sent: u32,
+    /// Port-level RESUME frames sent.
+    pub port_resume_sent: u32,
+    /// Time this port's transmitter was paused by port-level frames.
+    pub port_paused_time: Time,
     /// Frames transmitted.
     pub tx_frames: u64,
     /// Bytes transmitted (frame bytes, without preamble and gap).

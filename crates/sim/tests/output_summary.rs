@@ -69,6 +69,7 @@ fn hand_made() -> (RunResults, SimConfig) {
         is_switch: true,
         port: 1,
         prio: 3,
+        port_level: false,
         quanta,
     };
     let mut drops = BTreeMap::new();

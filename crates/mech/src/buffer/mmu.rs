@@ -4,41 +4,73 @@
 //! priority) and against its egress queue (egress port, priority). Ingress accounting
 //! drives PFC; egress accounting drives lossy drops.
 //!
-//! Ingress regions of a PG, used in this order on admission:
-//! 1. **private** (guaranteed) cells, up to `private_bytes` per PG;
-//! 2. **shared** cells from the one shared pool, while the PG is not in XOFF;
-//! 3. **headroom** cells (lossless PGs only) while it is in XOFF, up to the PG's eta.
+//! Ingress regions of a PG: **private** (guaranteed) cells up to `private_bytes` per PG,
+//! used first; **shared** cells from the one shared pool; **headroom** for the bytes that
+//! still arrive after a PAUSE. Where headroom lives and when PAUSE is sent is the
+//! [`HeadroomScheme`]:
 //!
-//! The dynamic threshold of a PG on port `p` is `T = alpha_p × free`, where
-//! `free = shared_pool − Σ shared occupancy`. A lossless PG goes to XOFF when it holds
-//! headroom, or when its shared occupancy `ω > 0` and `ω ≥ T`; it returns to XON when it holds
-//! no headroom and `ω = 0` or `ω + xon_offset ≤ T`. Thresholds are re-evaluated for every
-//! congested PG at *every* admission and release anywhere in the switch, because `T` moves
-//! with the free buffer (a queue can cross XOFF because another port filled the buffer).
+//! - **SIH** (static, individual headroom): eta reserved per lossless PG. A PG goes to XOFF
+//!   when it holds headroom, or when its shared occupancy `ω > 0` and `ω ≥ T`; back to XON
+//!   when it holds no headroom and `ω = 0` or `ω + xon_offset ≤ T`. In XOFF, arrivals go to
+//!   its headroom (at most eta).
+//! - **SHP** (shared headroom pool): the same thresholds, but headroom cells come from one
+//!   pool shared by all PGs (each PG still at most eta). When the pool is empty a lossless
+//!   packet is dropped ([`DropCause::HeadroomPoolExhausted`]): the risk SHP accepts.
+//! - **DSH** (dynamic and shared headroom): eta of *insurance* headroom per port. Shared
+//!   buffer holds headroom and footroom alike. Queue level: QOFF when `ω > T − eta`, QON when
+//!   `ω < T − eta − δq`; arrivals of a QOFF queue still go to shared. Port level: POFF
+//!   (pause every class) when `Σω > Nq × T`, PON when `Σω < Nq × T − δp` and the insurance
+//!   is empty; arrivals of a POFF port go to its insurance headroom.
+//!
+//! `T = alpha_p × free` with `free = shared_pool − Σ shared occupancy`. Thresholds are
+//! re-evaluated for every congested PG (and port) at *every* admission and release anywhere
+//! in the switch, because `T` moves with the free buffer: a queue can cross its threshold
+//! because another port filled the buffer.
 //!
 //! Release order: a departing packet frees exactly the cells of the region it was admitted
-//! to (its [`Placement`]). This is the "region of admission" policy: a packet admitted to
-//! headroom frees headroom, even if older packets of the same PG sit in shared.
+//! to (its [`Placement`]): the "region of admission" policy.
 //!
 //! Invariants (checked by [`Mmu::check_conservation`] and the tests):
-//! - cells allocated = cells freed + cells resident, and the per-PG, per-egress-queue and
-//!   per-region sums agree;
+//! - cells allocated = cells freed + cells resident, and the per-PG, per-port, per-egress-queue
+//!   and per-region sums agree;
 //! - shared occupancy never exceeds the shared pool, headroom never exceeds its limits;
-//! - transitions of a PG alternate Pause/Resume, starting with Pause.
+//! - transitions of a PG (and of a port) alternate pause/resume, starting with pause.
 
 use super::alpha::Alpha;
 use crate::PRIORITIES;
 use serde::Serialize;
 
-/// How headroom is provided. Further schemes (SHP, DSH) are added as variants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// How headroom is provided.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum HeadroomScheme {
-    /// Static, individual headroom: eta reserved for every lossless PG; Xoff = T,
-    /// Xon = T − offset.
+    /// Static, individual headroom: eta reserved for every lossless PG.
     Sih {
         /// Where the reservation is counted.
         reservation: Reservation,
     },
+    /// A headroom pool shared by all lossless PGs.
+    Shp {
+        /// Size of the pool in bytes.
+        pool_bytes: u64,
+    },
+    /// Dynamic and shared headroom: insurance eta per port, headroom from the shared pool.
+    Dsh {
+        /// Queue-level hysteresis δq in bytes.
+        delta_q_bytes: u64,
+        /// Port-level hysteresis δp in bytes.
+        delta_p_bytes: u64,
+    },
+}
+
+impl HeadroomScheme {
+    /// Short lower-case name: `sih`, `shp`, `dsh`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HeadroomScheme::Sih { .. } => "sih",
+            HeadroomScheme::Shp { .. } => "shp",
+            HeadroomScheme::Dsh { .. } => "dsh",
+        }
+    }
 }
 
 /// How static headroom is reserved out of the buffer.
@@ -60,14 +92,14 @@ pub struct MmuConfig {
     pub buffer_bytes: u64,
     /// Private (guaranteed) bytes per ingress PG.
     pub private_bytes: u64,
-    /// Headroom (eta) in bytes per lossless PG, one entry per port.
+    /// eta in bytes, one entry per port: per lossless PG (SIH, SHP) or per port (DSH).
     pub headroom_bytes: Vec<u64>,
     /// Ingress alpha per port.
     pub alpha: Vec<Alpha>,
     /// Egress alpha for lossy queues: a lossy packet is dropped when its egress queue would
     /// exceed `egress_alpha × free`.
     pub egress_alpha: Alpha,
-    /// XON hysteresis in bytes: RESUME when `ω + offset ≤ T`.
+    /// XON hysteresis of SIH and SHP in bytes: RESUME when `ω + offset ≤ T`.
     pub xon_offset_bytes: u64,
     /// Bit i set: priority i is lossless (PFC-enabled).
     pub lossless: u8,
@@ -113,7 +145,7 @@ pub enum Region {
     Private,
     /// The shared pool.
     Shared,
-    /// Headroom.
+    /// Headroom (the PG's own, the shared headroom pool, or the port's insurance).
     Headroom,
 }
 
@@ -129,8 +161,10 @@ pub struct Placement {
 /// Why a packet was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum DropCause {
-    /// Lossless PG in XOFF with its headroom full: a sizing error, never expected.
+    /// Lossless packet with its headroom (or its port's insurance) full: a sizing error.
     HeadroomExhausted,
+    /// Lossless packet with the shared headroom pool (SHP) empty: the oversubscription risk.
+    HeadroomPoolExhausted,
     /// Lossy packet over its egress queue's dynamic threshold.
     EgressThreshold,
     /// Lossy packet with no private cell and no free shared cell.
@@ -142,21 +176,32 @@ impl DropCause {
     pub fn name(self) -> &'static str {
         match self {
             DropCause::HeadroomExhausted => "headroom_exhausted",
+            DropCause::HeadroomPoolExhausted => "headroom_pool_exhausted",
             DropCause::EgressThreshold => "egress_threshold",
             DropCause::BufferFull => "buffer_full",
         }
     }
 }
 
-/// A lossless PG changed PFC state; the driver sends the frame upstream on `port`.
+/// A PFC decision; the driver sends the frame upstream on `port`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PgTransition {
-    /// Ingress port.
-    pub port: u16,
-    /// Priority.
-    pub prio: u8,
-    /// `true`: entered XOFF (send PAUSE); `false`: left it (RESUME).
-    pub pause: bool,
+pub enum Transition {
+    /// One lossless PG entered (`pause`) or left XOFF/QOFF: pause or resume its class.
+    Queue {
+        /// Ingress port.
+        port: u16,
+        /// Priority.
+        prio: u8,
+        /// `true`: PAUSE; `false`: RESUME.
+        pause: bool,
+    },
+    /// A whole port entered or left POFF (DSH): pause or resume every class.
+    Port {
+        /// Ingress port.
+        port: u16,
+        /// `true`: PAUSE all classes; `false`: RESUME.
+        pause: bool,
+    },
 }
 
 /// Occupancy of one ingress PG, in cells.
@@ -168,11 +213,24 @@ pub struct PgOccupancy {
     pub shared: u32,
     /// Headroom cells held.
     pub headroom: u32,
-    /// In XOFF.
+    /// In XOFF (QOFF).
     pub xoff: bool,
     /// Highest shared occupancy seen.
     pub peak_shared: u32,
     /// Highest headroom occupancy seen.
+    pub peak_headroom: u32,
+}
+
+/// Occupancy of one ingress port (DSH's port-level state), in cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PortOccupancy {
+    /// Shared cells held by the port's lossless PGs (Σω).
+    pub shared: u64,
+    /// Headroom cells held by the port's PGs (DSH: its insurance).
+    pub headroom: u32,
+    /// In POFF.
+    pub poff: bool,
+    /// Highest headroom (insurance) occupancy seen.
     pub peak_headroom: u32,
 }
 
@@ -182,24 +240,33 @@ pub struct Mmu {
     cell_bytes: u32,
     ports: usize,
     lossless: u8,
+    n_lossless: u64,
+    scheme: HeadroomScheme,
     private_cells: u32,
     headroom_cells: Vec<u32>,
     xon_offset_cells: u32,
+    delta_q_cells: u64,
+    delta_p_cells: u64,
     alpha: Vec<f64>,
     egress_alpha: f64,
-    reservation: Reservation,
     shared_pool: u64,
+    /// SHP: the headroom pool and its use.
+    hpool: u64,
+    hpool_used: u64,
     total_cells: u64,
     shared_used: u64,
     private_used: u64,
     headroom_used: u64,
-    port_headroom: Vec<u32>,
+    port_state: Vec<PortOccupancy>,
     pgs: Vec<PgOccupancy>,
     egress: Vec<u32>,
-    /// Lossless PGs holding shared or headroom cells, or in XOFF: the only ones whose PFC
+    /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
     /// state can change. Kept small so re-evaluation at every event stays cheap.
     active: Vec<u32>,
     in_active: Vec<bool>,
+    /// DSH: ports holding shared or insurance cells, or paused.
+    active_ports: Vec<u32>,
+    in_active_port: Vec<bool>,
     allocated: u64,
     freed: u64,
     peak_used: u64,
@@ -224,15 +291,28 @@ impl Mmu {
         let private_cells = cells(cfg.private_bytes);
         let headroom_cells: Vec<u32> = cfg.headroom_bytes.iter().map(|b| cells(*b)).collect();
         let n_lossless = u64::from(cfg.lossless.count_ones());
-        let HeadroomScheme::Sih { reservation } = cfg.scheme;
-        let per_port_factor = match reservation {
-            Reservation::PerPg => n_lossless,
-            Reservation::PerPort => u64::from(n_lossless > 0),
+        let per_port: u64 = headroom_cells.iter().map(|h| u64::from(*h)).sum();
+        let (reserved_headroom, hpool, delta_q, delta_p) = match cfg.scheme {
+            HeadroomScheme::Sih {
+                reservation: Reservation::PerPg,
+            } => (per_port * n_lossless, 0, 0, 0),
+            HeadroomScheme::Sih {
+                reservation: Reservation::PerPort,
+            } => (per_port * u64::from(n_lossless > 0), 0, 0, 0),
+            HeadroomScheme::Shp { pool_bytes } => {
+                let pool = pool_bytes.div_ceil(cell);
+                (pool, pool, 0, 0)
+            }
+            HeadroomScheme::Dsh {
+                delta_q_bytes,
+                delta_p_bytes,
+            } => (
+                per_port * u64::from(n_lossless > 0),
+                0,
+                delta_q_bytes.div_ceil(cell),
+                delta_p_bytes.div_ceil(cell),
+            ),
         };
-        let reserved_headroom: u64 = headroom_cells
-            .iter()
-            .map(|h| u64::from(*h) * per_port_factor)
-            .sum();
         let reserved_private = u64::from(private_cells) * (ports * PRIORITIES) as u64;
         let reserved = reserved_headroom + reserved_private;
         if reserved >= total_cells {
@@ -247,22 +327,29 @@ impl Mmu {
             cell_bytes: cfg.cell_bytes,
             ports,
             lossless: cfg.lossless,
+            n_lossless,
+            scheme: cfg.scheme,
             private_cells,
             headroom_cells,
             xon_offset_cells: cells(cfg.xon_offset_bytes),
+            delta_q_cells: delta_q,
+            delta_p_cells: delta_p,
             alpha: cfg.alpha.iter().map(|a| a.value()).collect(),
             egress_alpha: cfg.egress_alpha.value(),
-            reservation,
             shared_pool: total_cells - reserved,
+            hpool,
+            hpool_used: 0,
             total_cells,
             shared_used: 0,
             private_used: 0,
             headroom_used: 0,
-            port_headroom: vec![0; ports],
+            port_state: vec![PortOccupancy::default(); ports],
             pgs: vec![PgOccupancy::default(); ports * PRIORITIES],
             egress: vec![0; ports * PRIORITIES],
             active: Vec::with_capacity(ports * PRIORITIES),
             in_active: vec![false; ports * PRIORITIES],
+            active_ports: Vec::with_capacity(ports),
+            in_active_port: vec![false; ports],
             allocated: 0,
             freed: 0,
             peak_used: 0,
@@ -279,6 +366,11 @@ impl Mmu {
         self.lossless & (1 << prio) != 0
     }
 
+    /// The headroom scheme.
+    pub fn scheme(&self) -> HeadroomScheme {
+        self.scheme
+    }
+
     fn free_shared(&self) -> u64 {
         self.shared_pool - self.shared_used
     }
@@ -286,6 +378,48 @@ impl Mmu {
     /// The current dynamic threshold of a PG on `port`, in cells.
     pub fn threshold_cells(&self, port: usize) -> u64 {
         (self.free_shared() as f64 * self.alpha[port]) as u64
+    }
+
+    /// Where a lossless packet of `cells` arriving on `pgi` goes, or why it cannot.
+    fn lossless_region(&self, port: usize, pgi: usize, cells: u32) -> Result<Region, DropCause> {
+        let pg = self.pgs[pgi];
+        let eta = self.headroom_cells[port];
+        let shared_fits = self.free_shared() >= u64::from(cells);
+        match self.scheme {
+            HeadroomScheme::Sih { reservation } => {
+                if !pg.xoff && shared_fits {
+                    return Ok(Region::Shared);
+                }
+                let port_ok = reservation == Reservation::PerPg
+                    || self.port_state[port].headroom + cells <= eta;
+                if pg.headroom + cells <= eta && port_ok {
+                    Ok(Region::Headroom)
+                } else {
+                    Err(DropCause::HeadroomExhausted)
+                }
+            }
+            HeadroomScheme::Shp { .. } => {
+                if !pg.xoff && shared_fits {
+                    Ok(Region::Shared)
+                } else if pg.headroom + cells > eta {
+                    Err(DropCause::HeadroomExhausted)
+                } else if self.hpool_used + u64::from(cells) > self.hpool {
+                    Err(DropCause::HeadroomPoolExhausted)
+                } else {
+                    Ok(Region::Headroom)
+                }
+            }
+            HeadroomScheme::Dsh { .. } => {
+                let ps = self.port_state[port];
+                if !ps.poff && shared_fits {
+                    Ok(Region::Shared)
+                } else if ps.headroom + cells <= eta {
+                    Ok(Region::Headroom)
+                } else {
+                    Err(DropCause::HeadroomExhausted)
+                }
+            }
+        }
     }
 
     /// Admits a packet of `bytes` arriving on (`in_port`, `prio`) for egress `out_port`, or
@@ -297,23 +431,19 @@ impl Mmu {
         prio: u8,
         out_port: usize,
         bytes: u64,
-        out: &mut Vec<PgTransition>,
+        out: &mut Vec<Transition>,
     ) -> Result<Placement, DropCause> {
         let cells = self.cells_for(bytes);
         let pgi = in_port * PRIORITIES + usize::from(prio);
         let qi = out_port * PRIORITIES + usize::from(prio);
         let lossless = self.is_lossless(prio);
         let pg = self.pgs[pgi];
-        let region = if pg.private + cells <= self.private_cells {
+        let dsh_poff =
+            matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
+        let region = if pg.private + cells <= self.private_cells && !(lossless && dsh_poff) {
             Region::Private
         } else if lossless {
-            if !pg.xoff && self.free_shared() >= u64::from(cells) {
-                Region::Shared
-            } else if self.headroom_fits(in_port, pg.headroom, cells) {
-                Region::Headroom
-            } else {
-                return Err(DropCause::HeadroomExhausted);
-            }
+            self.lossless_region(in_port, pgi, cells)?
         } else {
             let limit = self.free_shared() as f64 * self.egress_alpha;
             if f64::from(self.egress[qi] + cells) > limit {
@@ -325,6 +455,7 @@ impl Mmu {
             Region::Shared
         };
         let pg = &mut self.pgs[pgi];
+        let ps = &mut self.port_state[in_port];
         match region {
             Region::Private => {
                 pg.private += cells;
@@ -334,32 +465,36 @@ impl Mmu {
                 pg.shared += cells;
                 pg.peak_shared = pg.peak_shared.max(pg.shared);
                 self.shared_used += u64::from(cells);
+                if lossless {
+                    ps.shared += u64::from(cells);
+                }
             }
             Region::Headroom => {
                 pg.headroom += cells;
                 pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
                 self.headroom_used += u64::from(cells);
-                self.port_headroom[in_port] += cells;
+                ps.headroom += cells;
+                ps.peak_headroom = ps.peak_headroom.max(ps.headroom);
+                if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
+                    self.hpool_used += u64::from(cells);
+                }
             }
         }
         self.egress[qi] += cells;
         self.allocated += u64::from(cells);
         self.peak_used = self.peak_used.max(self.used_cells());
-        if lossless && region != Region::Private && !self.in_active[pgi] {
-            self.in_active[pgi] = true;
-            self.active.push(pgi as u32);
+        if lossless && region != Region::Private {
+            if !self.in_active[pgi] {
+                self.in_active[pgi] = true;
+                self.active.push(pgi as u32);
+            }
+            if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !self.in_active_port[in_port] {
+                self.in_active_port[in_port] = true;
+                self.active_ports.push(in_port as u32);
+            }
         }
         self.evaluate(out);
         Ok(Placement { region, cells })
-    }
-
-    fn headroom_fits(&self, port: usize, held: u32, cells: u32) -> bool {
-        let limit = self.headroom_cells[port];
-        let pg_ok = held + cells <= limit;
-        match self.reservation {
-            Reservation::PerPg => pg_ok,
-            Reservation::PerPort => pg_ok && self.port_headroom[port] + cells <= limit,
-        }
     }
 
     /// Releases a packet admitted with `placement` (it left the switch).
@@ -369,12 +504,14 @@ impl Mmu {
         prio: u8,
         out_port: usize,
         placement: Placement,
-        out: &mut Vec<PgTransition>,
+        out: &mut Vec<Transition>,
     ) {
         let pgi = in_port * PRIORITIES + usize::from(prio);
         let qi = out_port * PRIORITIES + usize::from(prio);
         let cells = placement.cells;
+        let lossless = self.is_lossless(prio);
         let pg = &mut self.pgs[pgi];
+        let ps = &mut self.port_state[in_port];
         match placement.region {
             Region::Private => {
                 pg.private -= cells;
@@ -383,11 +520,17 @@ impl Mmu {
             Region::Shared => {
                 pg.shared -= cells;
                 self.shared_used -= u64::from(cells);
+                if lossless {
+                    ps.shared -= u64::from(cells);
+                }
             }
             Region::Headroom => {
                 pg.headroom -= cells;
                 self.headroom_used -= u64::from(cells);
-                self.port_headroom[in_port] -= cells;
+                ps.headroom -= cells;
+                if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
+                    self.hpool_used -= u64::from(cells);
+                }
             }
         }
         self.egress[qi] -= cells;
@@ -395,9 +538,14 @@ impl Mmu {
         self.evaluate(out);
     }
 
-    /// Re-evaluates XOFF/XON of every congested PG against the current threshold.
-    fn evaluate(&mut self, out: &mut Vec<PgTransition>) {
+    /// Re-evaluates the PFC state of every congested PG and port against the current
+    /// threshold.
+    fn evaluate(&mut self, out: &mut Vec<Transition>) {
         let free = self.free_shared() as f64;
+        let dsh = match self.scheme {
+            HeadroomScheme::Dsh { .. } => true,
+            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => false,
+        };
         let mut i = 0;
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
@@ -405,20 +553,27 @@ impl Mmu {
             let t = (free * self.alpha[port]) as u64;
             let pg = &mut self.pgs[pgi];
             let shared = u64::from(pg.shared);
-            if !pg.xoff {
-                if pg.headroom > 0 || (shared > 0 && shared >= t) {
-                    pg.xoff = true;
-                    out.push(PgTransition {
-                        port: port as u16,
-                        prio: (pgi % PRIORITIES) as u8,
-                        pause: true,
-                    });
-                }
-            } else if pg.headroom == 0
-                && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t)
-            {
+            let (go_off, go_on) = if dsh {
+                let xqoff = t.saturating_sub(u64::from(self.headroom_cells[port]));
+                let xqon = xqoff.saturating_sub(self.delta_q_cells);
+                (shared > xqoff && shared > 0, shared < xqon || shared == 0)
+            } else {
+                (
+                    pg.headroom > 0 || (shared > 0 && shared >= t),
+                    pg.headroom == 0
+                        && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t),
+                )
+            };
+            if !pg.xoff && go_off {
+                pg.xoff = true;
+                out.push(Transition::Queue {
+                    port: port as u16,
+                    prio: (pgi % PRIORITIES) as u8,
+                    pause: true,
+                });
+            } else if pg.xoff && go_on {
                 pg.xoff = false;
-                out.push(PgTransition {
+                out.push(Transition::Queue {
                     port: port as u16,
                     prio: (pgi % PRIORITIES) as u8,
                     pause: false,
@@ -431,11 +586,46 @@ impl Mmu {
                 i += 1;
             }
         }
+        if !dsh {
+            return;
+        }
+        let mut i = 0;
+        while i < self.active_ports.len() {
+            let port = self.active_ports[i] as usize;
+            let t = (free * self.alpha[port]) as u64;
+            let xpoff = self.n_lossless * t;
+            let xpon = xpoff.saturating_sub(self.delta_p_cells);
+            let ps = &mut self.port_state[port];
+            if !ps.poff && ps.shared > xpoff {
+                ps.poff = true;
+                out.push(Transition::Port {
+                    port: port as u16,
+                    pause: true,
+                });
+            } else if ps.poff && ps.headroom == 0 && (ps.shared < xpon || ps.shared == 0) {
+                ps.poff = false;
+                out.push(Transition::Port {
+                    port: port as u16,
+                    pause: false,
+                });
+            }
+            if !ps.poff && ps.shared == 0 && ps.headroom == 0 {
+                self.in_active_port[port] = false;
+                self.active_ports.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Occupancy of a PG.
     pub fn pg(&self, port: usize, prio: u8) -> PgOccupancy {
         self.pgs[port * PRIORITIES + usize::from(prio)]
+    }
+
+    /// Occupancy of an ingress port.
+    pub fn port(&self, port: usize) -> PortOccupancy {
+        self.port_state[port]
     }
 
     /// Cells queued for egress (`port`, `prio`).
@@ -456,6 +646,13 @@ impl Mmu {
     /// Cells of the shared pool (buffer minus reservations).
     pub fn shared_pool_cells(&self) -> u64 {
         self.shared_pool
+    }
+
+    /// Cells reserved for headroom (per-PG eta, the SHP pool, or DSH insurance).
+    pub fn headroom_reserved_cells(&self) -> u64 {
+        self.total_cells
+            - self.shared_pool
+            - u64::from(self.private_cells) * (self.ports * PRIORITIES) as u64
     }
 
     /// Shared cells in use.
@@ -509,6 +706,19 @@ impl Mmu {
                 self.private_used, self.shared_used, self.headroom_used
             ));
         }
+        for (port, ps) in self.port_state.iter().enumerate() {
+            let pgs = &self.pgs[port * PRIORITIES..(port + 1) * PRIORITIES];
+            let hs: u32 = pgs.iter().map(|pg| pg.headroom).sum();
+            let ss: u64 = pgs
+                .iter()
+                .enumerate()
+                .filter(|(prio, _)| self.lossless & (1 << prio) != 0)
+                .map(|(_, pg)| u64::from(pg.shared))
+                .sum();
+            if hs != ps.headroom || ss != ps.shared {
+                return Err(format!("port {port}: per-port sums disagree with its PGs"));
+            }
+        }
         let eg: u64 = self.egress.iter().map(|c| u64::from(*c)).sum();
         if eg != resident {
             return Err(format!("egress sum {eg} != resident {resident}"));
@@ -517,6 +727,12 @@ impl Mmu {
             return Err(format!(
                 "shared {} over pool {}",
                 self.shared_used, self.shared_pool
+            ));
+        }
+        if self.hpool_used > self.hpool {
+            return Err(format!(
+                "headroom pool {} over {}",
+                self.hpool_used, self.hpool
             ));
         }
         Ok(())
@@ -574,7 +790,7 @@ mod tests {
     fn fills_private_then_shared_then_pauses_into_headroom() {
         let mut m = Mmu::new(&cfg(2)).expect("fits");
         let mut tr = Vec::new();
-        let p = |m: &mut Mmu, tr: &mut Vec<PgTransition>| m.admit(0, 3, 1, 100, tr);
+        let p = |m: &mut Mmu, tr: &mut Vec<Transition>| m.admit(0, 3, 1, 100, tr);
         assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
         assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
         // Pool = 1000 - 32 - 2*10 = 948 cells; alpha 1: XOFF once omega >= 948 - omega.
@@ -586,7 +802,7 @@ mod tests {
         assert_eq!(n, 474, "omega = 474 >= T = 948 - 474");
         assert_eq!(
             tr,
-            vec![PgTransition {
+            vec![Transition::Queue {
                 port: 0,
                 prio: 3,
                 pause: true
@@ -620,7 +836,7 @@ mod tests {
         // omega = 473, T = 948 - 473 = 475: 473 + 2 > 475? no: 475 <= 475 resumes.
         assert_eq!(
             tr,
-            vec![PgTransition {
+            vec![Transition::Queue {
                 port: 0,
                 prio: 3,
                 pause: false
@@ -650,12 +866,152 @@ mod tests {
         }
         assert_eq!(
             tr,
-            vec![PgTransition {
+            vec![Transition::Queue {
                 port: 0,
                 prio: 3,
                 pause: true
             }]
         );
+    }
+
+    #[test]
+    fn shp_drops_when_the_pool_runs_out() {
+        let mut c = cfg(3);
+        c.lossless = 0b0001_1000;
+        c.scheme = HeadroomScheme::Shp { pool_bytes: 1_500 };
+        let mut m = Mmu::new(&c).expect("fits");
+        // 1000 cells - 3 * 8 * 2 private - 15 pool cells.
+        assert_eq!(m.shared_pool_cells(), 1000 - 48 - 15);
+        assert_eq!(m.headroom_reserved_cells(), 15);
+        let mut tr = Vec::new();
+        // Drive two PGs into XOFF, then into headroom: 15 pool cells for 2 x 10 of eta.
+        for prio in [3u8, 4] {
+            while !tr
+                .iter()
+                .any(|t| matches!(t, Transition::Queue { prio: p, pause: true, .. } if *p == prio))
+            {
+                m.admit(0, prio, 2, 100, &mut tr).expect("shared");
+            }
+        }
+        let mut dropped = None;
+        for k in 0..20 {
+            if let Err(e) = m.admit(0, 3 + (k % 2) as u8, 2, 100, &mut tr) {
+                dropped = Some(e);
+                break;
+            }
+        }
+        assert_eq!(dropped, Some(DropCause::HeadroomPoolExhausted));
+        m.check_conservation().expect("conserved");
+    }
+
+    #[test]
+    fn dsh_queue_and_port_state_machines() {
+        let mut c = cfg(2);
+        c.lossless = 0b0001_1000; // Nq = 2
+        c.private_bytes = 0;
+        c.alpha = vec![Alpha::from_value(0.5).expect("positive"); 2];
+        c.headroom_bytes = vec![2_000; 2]; // eta = 20 cells per port
+        c.scheme = HeadroomScheme::Dsh {
+            delta_q_bytes: 300,
+            delta_p_bytes: 300,
+        };
+        let mut m = Mmu::new(&c).expect("fits");
+        // Insurance only per port: 1000 - 2 * 20.
+        assert_eq!(m.shared_pool_cells(), 960);
+        let mut tr = Vec::new();
+        let mut placed = Vec::new();
+        // Queue level: QOFF once omega > T - eta, T = 0.5 * (960 - omega).
+        while tr.is_empty() {
+            placed.push(m.admit(0, 3, 1, 100, &mut tr).expect("admitted"));
+        }
+        let omega = u64::from(m.pg(0, 3).shared);
+        let t = (960 - omega) / 2;
+        assert!(
+            omega > t - 20 && omega - 1 <= (960 - omega + 1) / 2 - 20,
+            "omega {omega}, T {t}"
+        );
+        assert_eq!(
+            tr,
+            vec![Transition::Queue {
+                port: 0,
+                prio: 3,
+                pause: true
+            }]
+        );
+        tr.clear();
+        // QOFF arrivals still go to shared (shared headroom), until the port sum crosses
+        // Nq x T: then the whole port pauses and arrivals go to insurance.
+        let mut port_paused = false;
+        for _ in 0..2_000 {
+            let p = m
+                .admit(0, 3, 1, 100, &mut tr)
+                .expect("lossless is never dropped here");
+            placed.push(p);
+            if tr.contains(&Transition::Port {
+                port: 0,
+                pause: true,
+            }) {
+                port_paused = true;
+                break;
+            }
+            assert_eq!(p.region, Region::Shared);
+        }
+        assert!(port_paused, "the port never paused");
+        let sum = m.port(0).shared;
+        assert!(sum > 2 * ((960 - sum) / 2), "POFF only above Nq x T");
+        let p = m.admit(0, 4, 1, 100, &mut tr).expect("insurance");
+        assert_eq!(
+            p.region,
+            Region::Headroom,
+            "POFF arrivals use the insurance"
+        );
+        placed.push(p);
+        // Draining: the port resumes only once the insurance is empty and the sum is below
+        // Xpon; the queue resumes below T - eta - delta_q.
+        tr.clear();
+        while let Some(p) = placed.pop() {
+            m.release(
+                0,
+                if p.region == Region::Headroom { 4 } else { 3 },
+                1,
+                p,
+                &mut tr,
+            );
+            if let Some(i) = tr.iter().position(|t| {
+                *t == Transition::Port {
+                    port: 0,
+                    pause: false,
+                }
+            }) {
+                assert_eq!(m.port(0).headroom, 0);
+                let sum = m.port(0).shared;
+                assert!(sum < 2 * ((960 - sum) / 2) - 3, "PON below Xpon");
+                tr.remove(i);
+            }
+        }
+        assert!(tr.contains(&Transition::Queue {
+            port: 0,
+            prio: 3,
+            pause: false
+        }));
+        m.check_conservation().expect("conserved");
+    }
+
+    #[test]
+    fn dsh_leaves_more_shared_buffer_than_sih() {
+        let mut c = cfg(32);
+        c.buffer_bytes = 1_000_000;
+        c.lossless = 0b1111_1110; // 7 lossless queues per port
+        c.private_bytes = 0;
+        c.headroom_bytes = vec![2_000; 32];
+        let sih = Mmu::new(&c).expect("fits").shared_pool_cells();
+        c.scheme = HeadroomScheme::Dsh {
+            delta_q_bytes: 0,
+            delta_p_bytes: 0,
+        };
+        let dsh = Mmu::new(&c).expect("fits").shared_pool_cells();
+        assert_eq!(sih, 10_000 - 32 * 7 * 20);
+        assert_eq!(dsh, 10_000 - 32 * 20);
     }
 
     #[test]
@@ -677,14 +1033,26 @@ mod tests {
     proptest! {
         #[test]
         fn cells_are_conserved_and_transitions_alternate(
-            ops in proptest::collection::vec((0usize..3, 0u8..8, 0usize..3, 1u64..3000, any::<bool>()), 1..400)
+            ops in proptest::collection::vec((0usize..3, 0u8..8, 0usize..3, 1u64..3000, any::<bool>()), 1..400),
+            scheme in 0usize..4,
         ) {
             let mut c = cfg(3);
             c.lossless = 0b0001_1000;
+            c.scheme = [
+                HeadroomScheme::Sih { reservation: Reservation::PerPg },
+                HeadroomScheme::Sih { reservation: Reservation::PerPort },
+                HeadroomScheme::Shp { pool_bytes: 1_500 },
+                HeadroomScheme::Dsh { delta_q_bytes: 200, delta_p_bytes: 200 },
+            ][scheme];
             let mut m = Mmu::new(&c).expect("fits");
             let mut tr = Vec::new();
             let mut held: Vec<(usize, u8, usize, Placement)> = Vec::new();
-            let mut paused = [false; 24];
+            // 24 PG slots, then 3 port slots.
+            let mut paused = [false; 27];
+            let key = |t: Transition| match t {
+                Transition::Queue { port, prio, pause } => (usize::from(port) * 8 + usize::from(prio), pause),
+                Transition::Port { port, pause } => (24 + usize::from(port), pause),
+            };
             for (inp, prio, outp, bytes, release) in ops {
                 if release && !held.is_empty() {
                     let (i, p, o, pl) = held.remove(bytes as usize % held.len());
@@ -693,9 +1061,9 @@ mod tests {
                     held.push((inp, prio, outp, pl));
                 }
                 for t in tr.drain(..) {
-                    let k = usize::from(t.port) * 8 + usize::from(t.prio);
-                    prop_assert_ne!(paused[k], t.pause, "transition must alternate");
-                    paused[k] = t.pause;
+                    let (k, pause) = key(t);
+                    prop_assert_ne!(paused[k], pause, "transition must alternate");
+                    paused[k] = pause;
                 }
                 prop_assert!(m.check_conservation().is_ok(), "{:?}", m.check_conservation());
                 prop_assert!(m.shared_used_cells() <= m.shared_pool_cells());
@@ -705,9 +1073,9 @@ mod tests {
             }
             prop_assert_eq!(m.used_cells(), 0);
             for t in tr.drain(..) {
-                let k = usize::from(t.port) * 8 + usize::from(t.prio);
-                prop_assert_ne!(paused[k], t.pause);
-                paused[k] = t.pause;
+                let (k, pause) = key(t);
+                prop_assert_ne!(paused[k], pause);
+                paused[k] = pause;
             }
             prop_assert!(paused.iter().all(|p| !p), "every PG resumes once empty");
         }

@@ -11,4 +11,4 @@ pub mod formula;
 pub mod mmu;
 
 pub use alpha::{Alpha, AlphaError};
-pub use mmu::{DropCause, HeadroomScheme, Mmu, MmuConfig, PgTransition, Placement, Region};
+pub use mmu::{DropCause, HeadroomScheme, Mmu, MmuConfig, Placement, Region, Transition};

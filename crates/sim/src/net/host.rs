@@ -287,8 +287,10 @@ impl Simulation {
             let port = self.hosts[fl.src_host as usize].port;
             self.try_send(port);
         }
+        // Re-arm only while bytes are outstanding; a flow with nothing in flight (paused,
+        // paced, or all acknowledged) is re-armed by its next transmission.
         let fl = &self.flows[f as usize];
-        if fl.snd_una < fl.size {
+        if fl.snd_una < fl.snd_nxt {
             let next = (fl.last_progress + rto).max(now + Time(1));
             self.flows[f as usize].rto_at = Some(next);
             self.queue.push(next, Event::Rto { flow: f });
@@ -385,7 +387,7 @@ impl Simulation {
         if lossless && host.rx_bytes >= b.xoff && host.rx_paused & (1 << pk.prio) == 0 {
             host.rx_paused |= 1 << pk.prio;
             let port = host.port;
-            self.pfc_transition(port, pk.prio, true);
+            self.pfc_transition(port, Some(pk.prio), true);
         }
         self.nic_schedule_check(h, &b);
         true
@@ -413,7 +415,7 @@ impl Simulation {
             let port = host.port;
             for prio in 0..8u8 {
                 if paused & (1 << prio) != 0 {
-                    self.pfc_transition(port, prio, false);
+                    self.pfc_transition(port, Some(prio), false);
                 }
             }
         } else {

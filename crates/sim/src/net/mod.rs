@@ -89,7 +89,7 @@ pub struct Simulation {
     queue_samples: Vec<QueueSample>,
     buffer_samples: Vec<BufferSample>,
     rate_samples: Vec<RateSample>,
-    transitions: Vec<headroom_mech::buffer::PgTransition>,
+    transitions: Vec<headroom_mech::buffer::Transition>,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -154,17 +154,21 @@ impl Simulation {
             match kind {
                 NodeKind::Switch => {
                     let s = &cfg.switch;
+                    let etas: Vec<u64> = my_ports
+                        .iter()
+                        .map(|&p| {
+                            let p = &ports[p as usize];
+                            s.headroom.bytes(p.rate, p.delay, s.cell_bytes)
+                        })
+                        .collect();
+                    let scheme = s
+                        .scheme
+                        .resolve(s.reservation, &etas, s.lossless.count_ones());
                     let mmu_cfg = MmuConfig {
                         cell_bytes: s.cell_bytes,
                         buffer_bytes: s.buffer_bytes,
                         private_bytes: s.private_bytes,
-                        headroom_bytes: my_ports
-                            .iter()
-                            .map(|&p| {
-                                let p = &ports[p as usize];
-                                s.headroom.bytes(p.rate, p.delay, s.cell_bytes)
-                            })
-                            .collect(),
+                        headroom_bytes: etas,
                         alpha: my_ports
                             .iter()
                             .map(|&p| s.alpha.for_rate(ports[p as usize].rate))
@@ -172,9 +176,7 @@ impl Simulation {
                         egress_alpha: s.egress_alpha,
                         xon_offset_bytes: s.xon_offset,
                         lossless: s.lossless,
-                        scheme: headroom_mech::buffer::HeadroomScheme::Sih {
-                            reservation: s.reservation,
-                        },
+                        scheme,
                     };
                     let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
                         node: node as u32,
@@ -565,6 +567,9 @@ impl Simulation {
                 pause_sent: p.pause_sent,
                 resume_sent: p.resume_sent,
                 paused_time: [Time::ZERO; 8],
+                port_pause_sent: p.port_pause_sent,
+                port_resume_sent: p.port_resume_sent,
+                port_paused_time: p.pause.port_paused_time(now),
                 tx_frames: p.tx_frames,
                 tx_bytes: p.tx_bytes,
                 peak_queue: p.peak_qbytes,

@@ -16,7 +16,7 @@ use crate::config::EcnPoint;
 use crate::engine::{Event, EventQueue};
 use crate::results::PfcRecord;
 use headroom_mech::ecn::RedConfig;
-use headroom_mech::pfc::{PauseGenerator, PauseTimers, PFC_FRAME_BYTES};
+use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 use std::collections::VecDeque;
@@ -57,6 +57,8 @@ pub struct Port {
     pub pause: PauseTimers,
     /// PAUSE generators of this port's ingress PGs.
     pub gens: [PauseGenerator; PRIORITIES],
+    /// PAUSE generator of the port as a whole (DSH's port-level pause).
+    pub port_gen: PauseGenerator,
     /// DWRR deficit per queue.
     deficit: [u64; PRIORITIES],
     /// DWRR round pointer.
@@ -75,6 +77,10 @@ pub struct Port {
     pub pause_sent: [u32; PRIORITIES],
     /// RESUME frames sent per priority.
     pub resume_sent: [u32; PRIORITIES],
+    /// Port-level PAUSE frames sent.
+    pub port_pause_sent: u32,
+    /// Port-level RESUME frames sent.
+    pub port_resume_sent: u32,
 }
 
 impl Port {
@@ -107,6 +113,7 @@ impl Port {
             peak_qbytes: [0; PRIORITIES],
             pause: PauseTimers::default(),
             gens: [PauseGenerator::default(); PRIORITIES],
+            port_gen: PauseGenerator::default(),
             deficit: [0; PRIORITIES],
             rr: 0,
             refill: true,
@@ -116,9 +123,14 @@ impl Port {
             tx_bytes: 0,
             pause_sent: [0; PRIORITIES],
             resume_sent: [0; PRIORITIES],
+            port_pause_sent: 0,
+            port_resume_sent: 0,
         }
     }
 }
+
+/// The `prio` of a `PfcRefresh` event that refreshes a port-level pause.
+const PORT_LEVEL: u8 = PRIORITIES as u8;
 
 impl Port {
     /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
@@ -276,18 +288,21 @@ impl Simulation {
         Some(pkt)
     }
 
-    /// Queues a PFC frame for `prio` with `quanta` on `port` (towards the upstream peer).
-    pub(super) fn send_pfc(&mut self, port: u32, prio: u8, quanta: u16) {
+    /// Queues a PFC frame on `port` (towards the upstream peer): for class `Some(prio)`, or
+    /// for every class (`None`, a port-level frame), with timer `quanta` (0 = RESUME).
+    pub(super) fn send_pfc(&mut self, port: u32, class: Option<u8>, quanta: u16) {
         let mut pk = Packet::new(Kind::Pfc);
-        pk.prio = prio;
+        pk.prio = class.unwrap_or(0);
+        pk.payload = class.map_or(u32::from(ALL_CLASSES), |c| 1 << c);
         pk.seq = u64::from(quanta);
         pk.size = PFC_FRAME_BYTES as u32;
         let idx = self.arena.alloc(pk);
         let p = &mut self.ports[port as usize];
-        if quanta == 0 {
-            p.resume_sent[usize::from(prio)] += 1;
-        } else {
-            p.pause_sent[usize::from(prio)] += 1;
+        match (class, quanta) {
+            (Some(c), 0) => p.resume_sent[usize::from(c)] += 1,
+            (Some(c), _) => p.pause_sent[usize::from(c)] += 1,
+            (None, 0) => p.port_resume_sent += 1,
+            (None, _) => p.port_pause_sent += 1,
         }
         let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
         self.pfc_sent.push(PfcRecord {
@@ -295,7 +310,8 @@ impl Simulation {
             node: p.node,
             is_switch,
             port: p.local,
-            prio,
+            prio: pk.prio,
+            port_level: class.is_none(),
             quanta,
         });
         p.ctrl.push_back(idx);
@@ -304,12 +320,16 @@ impl Simulation {
         self.schedule_wake(port, self.now);
     }
 
-    /// Turns an XOFF/XON decision of the PG (`port`, `prio`) into frames and refresh timers.
-    pub(super) fn pfc_transition(&mut self, port: u32, prio: u8, pause: bool) {
+    /// Turns an XOFF/XON decision of the PG (`port`, `Some(prio)`), or of the whole port
+    /// (`None`), into frames and refresh timers.
+    pub(super) fn pfc_transition(&mut self, port: u32, class: Option<u8>, pause: bool) {
         let cfg = self.cfg.switch.pfc;
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        let g = &mut p.gens[usize::from(prio)];
+        let g = match class {
+            Some(c) => &mut p.gens[usize::from(c)],
+            None => &mut p.port_gen,
+        };
         let frame = if pause {
             g.on_xoff(now, &cfg, p.rate)
         } else {
@@ -317,33 +337,39 @@ impl Simulation {
         };
         let refresh = g.poll_timeout();
         if let Some(f) = frame {
-            self.send_pfc(port, prio, f.quanta);
+            self.send_pfc(port, class, f.quanta);
         }
         if let (true, Some(t)) = (pause, refresh) {
+            let prio = class.unwrap_or(PORT_LEVEL);
             self.queue.push(t, Event::PfcRefresh { port, prio });
         }
     }
 
-    /// A refresh timer of the PG (`port`, `prio`) fired.
+    /// A refresh timer of the PG (`port`, `prio`) fired (`prio == PORT_LEVEL`: the port's).
     pub(super) fn pfc_refresh(&mut self, port: u32, prio: u8) {
         let cfg = self.cfg.switch.pfc;
         let now = self.now;
+        let class = (prio != PORT_LEVEL).then_some(prio);
         let p = &mut self.ports[port as usize];
-        let g = &mut p.gens[usize::from(prio)];
+        let g = match class {
+            Some(c) => &mut p.gens[usize::from(c)],
+            None => &mut p.port_gen,
+        };
         if g.poll_timeout() != Some(now) {
             return; // superseded by a later refresh or an XON
         }
         let frame = g.handle_timeout(now, &cfg, p.rate);
         let next = g.poll_timeout();
         if let Some(f) = frame {
-            self.send_pfc(port, prio, f.quanta);
+            self.send_pfc(port, class, f.quanta);
         }
         if let Some(t) = next {
             self.queue.push(t, Event::PfcRefresh { port, prio });
         }
     }
 
-    /// A PFC frame arrived at `port`: set its pause timer.
+    /// A PFC frame arrived at `port`: set its pause timer (a frame enabling every class is
+    /// a port-level pause).
     pub(super) fn receive_pfc(&mut self, port: u32, pkt: u32) {
         let pk = *self.arena.get(pkt);
         self.arena.free(pkt);
@@ -351,8 +377,13 @@ impl Simulation {
         let rate = self.ports[port as usize].rate;
         let response = self.response_time(rate);
         let now = self.now;
+        let port_level = pk.payload == u32::from(ALL_CLASSES);
         let p = &mut self.ports[port as usize];
-        p.pause.on_frame(now, pk.prio, quanta, rate, response);
+        if port_level {
+            p.pause.on_port_frame(now, quanta, rate, response);
+        } else {
+            p.pause.on_frame(now, pk.prio, quanta, rate, response);
+        }
         let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
         self.pfc_received.push(PfcRecord {
             time: now,
@@ -360,6 +391,7 @@ impl Simulation {
             is_switch,
             port: p.local,
             prio: pk.prio,
+            port_level,
             quanta,
         });
         if quanta == 0 {

@@ -15,7 +15,7 @@ use crate::config::{EcnPoint, SwitchConfig};
 use crate::results::{LosslessDrop, StopReason, SwitchStats};
 use crate::routing;
 use crate::topology::NodeId;
-use headroom_mech::buffer::{Mmu, Placement};
+use headroom_mech::buffer::{Mmu, Placement, Transition};
 use headroom_mech::units::Time;
 
 /// Percent buckets of the time-weighted occupancy histogram (0..=100 %).
@@ -213,13 +213,17 @@ impl Simulation {
         self.transitions = tr;
     }
 
-    fn apply_transitions(&mut self, s: u32, tr: &mut Vec<headroom_mech::buffer::PgTransition>) {
+    fn apply_transitions(&mut self, s: u32, tr: &mut Vec<Transition>) {
         if tr.is_empty() {
             return;
         }
         for t in tr.drain(..) {
-            let gp = self.switches[s as usize].ports[usize::from(t.port)];
-            self.pfc_transition(gp, t.prio, t.pause);
+            let (port, class, pause) = match t {
+                Transition::Queue { port, prio, pause } => (port, Some(prio), pause),
+                Transition::Port { port, pause } => (port, None, pause),
+            };
+            let gp = self.switches[s as usize].ports[usize::from(port)];
+            self.pfc_transition(gp, class, pause);
         }
     }
 }
