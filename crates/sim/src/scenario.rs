@@ -25,7 +25,9 @@
 //! cell = "80B"                  # MMU cell
 //! private = "0B"                # private bytes per ingress PG
 //! headroom = "pfc-guide"        # pfc-guide | dsh | sonic | hpcc | a fixed size ("50KB")
-//! reservation = "per-pg"        # per-pg | per-port
+//! reservation = "per-pg"        # per-pg | per-port (SIH)
+//! scheme = "sih"                # sih | shp (needs [switch.shp] pool or over_subscribe_ratio)
+//!                               # | dsh ([switch.dsh] delta_q, delta_p; default 1500B each)
 //! dynamic_th = -3               # or alpha = 0.125, alpha_percent = 6,
 //!                               # alpha_scaling = { base = 0.125, nic_rate = "100Gbps" }
 //! egress_alpha = 1.0
@@ -86,7 +88,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{
     AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, LinkFailure, NicBufferConfig,
-    SimConfig, SwitchConfig,
+    SchemeConfig, ShpPool, SimConfig, SwitchConfig,
 };
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use crate::workload::cdf::{self, SizeCdf};
@@ -1187,6 +1189,9 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             "headroom",
             "headroom_params",
             "reservation",
+            "scheme",
+            "shp",
+            "dsh",
             "alpha",
             "dynamic_th",
             "alpha_percent",
@@ -1223,6 +1228,7 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             }
         };
     }
+    parse_scheme(cx, &mut t, sw)?;
     let alpha_keys = ["alpha", "dynamic_th", "alpha_percent", "alpha_scaling"];
     let given: Vec<&str> = alpha_keys.iter().copied().filter(|k| t.has(k)).collect();
     if given.len() > 1 {
@@ -1477,6 +1483,82 @@ const SONIC_LOSSLESS_MTU: u64 = 1024;
 const SONIC_SMALL_PACKET_PERCENT: u64 = 50;
 /// SONiC's MAC/PHY delay on Mellanox Spectrum (0.8 kB, rounded down).
 const SONIC_MAC_PHY_BYTES: u64 = 819;
+
+/// `scheme = "sih" | "shp" | "dsh"` with its `[switch.shp]` / `[switch.dsh]` parameters.
+fn parse_scheme(cx: &Cx, t: &mut Tbl, sw: &mut SwitchConfig) -> Res<()> {
+    let name = match t.get(cx, "scheme") {
+        Some(f) => {
+            let n = f.str(cx)?.to_string();
+            if !["sih", "shp", "dsh"].contains(&n.as_str()) {
+                return Err(f.err(
+                    cx,
+                    format!("unknown scheme `{n}` (expected sih, shp or dsh)"),
+                ));
+            }
+            n
+        }
+        None => "sih".to_string(),
+    };
+    let shp = t.get(cx, "shp");
+    let dsh = t.get(cx, "dsh");
+    if let (Some(f), false) = (&shp, name == "shp") {
+        return Err(f.err(cx, "[switch.shp] is only used with scheme = \"shp\""));
+    }
+    if let (Some(f), false) = (&dsh, name == "dsh") {
+        return Err(f.err(cx, "[switch.dsh] is only used with scheme = \"dsh\""));
+    }
+    sw.scheme = match name.as_str() {
+        "shp" => {
+            let Some(f) = shp else {
+                return Err(cx.err(
+                    &join(&t.name, "shp"),
+                    t.span.clone(),
+                    "scheme = \"shp\" needs [switch.shp] with `pool` or `over_subscribe_ratio`",
+                ));
+            };
+            let mut s = f.table(cx)?;
+            s.check_keys(cx, &["pool", "over_subscribe_ratio"])?;
+            match (s.get(cx, "pool"), s.get(cx, "over_subscribe_ratio")) {
+                (Some(p), None) => SchemeConfig::Shp(ShpPool::Bytes(p.positive_bytes(cx)?)),
+                (None, Some(r)) => {
+                    let v = r.float(cx)?;
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(r.err(cx, format!("must be a positive number, found {v}")));
+                    }
+                    SchemeConfig::Shp(ShpPool::Ratio(v))
+                }
+                (Some(p), Some(_)) => {
+                    return Err(p.err(cx, "give `pool` or `over_subscribe_ratio`, not both"))
+                }
+                (None, None) => {
+                    return Err(f.err(cx, "give `pool` (a size) or `over_subscribe_ratio`"))
+                }
+            }
+        }
+        "dsh" => {
+            let (mut dq, mut dp) = (DSH_DEFAULT_DELTA, DSH_DEFAULT_DELTA);
+            if let Some(f) = dsh {
+                let mut d = f.table(cx)?;
+                d.check_keys(cx, &["delta_q", "delta_p"])?;
+                if let Some(x) = d.get(cx, "delta_q") {
+                    dq = x.bytes(cx)?;
+                }
+                if let Some(x) = d.get(cx, "delta_p") {
+                    dp = x.bytes(cx)?;
+                }
+            }
+            SchemeConfig::Dsh {
+                delta_q: dq,
+                delta_p: dp,
+            }
+        }
+        _ => SchemeConfig::Sih,
+    };
+    Ok(())
+}
+
+/// DSH's default hysteresis: one MTU-sized (1500 B) packet.
+const DSH_DEFAULT_DELTA: u64 = 1500;
 
 // ---------------------------------------------------------------------------------------
 // [host]
