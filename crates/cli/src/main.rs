@@ -3,14 +3,18 @@
 //! Subcommands:
 //! - `run`: simulate a scenario file (or an ns-3 HPCC `config.txt`) and write its outputs;
 //! - `workload`: generate flow lists in the ns-3 HPCC simulator's format;
-//! - `bench`: the reference benchmark (320-host fat tree, web search, DCQCN).
+//! - `bench`: the reference benchmark (320-host fat tree, web search, DCQCN);
+//! - `sonic`: SONiC's dynamic buffer calculation on files (plan, diff, show, config).
 //!
 //! Errors are rendered with miette (file, line, field and reason) and exit with code 2;
 //! a run that ends with lossless drops when told to fail on them exits with code 3.
 
 mod bench;
+mod burst;
+mod compare;
 mod plots;
 mod run;
+mod sonic;
 mod workload_cmd;
 
 use clap::{Parser, Subcommand};
@@ -28,10 +32,16 @@ struct Cli {
 enum Command {
     /// Simulate a scenario and write flows.csv, summary.json, pfc.csv, samples and plots.
     Run(run::RunArgs),
+    /// Run one scenario under several headroom schemes (SIH, SHP, DSH) and compare them.
+    Compare(compare::CompareArgs),
+    /// Find the largest incast burst each headroom scheme absorbs without a PFC PAUSE.
+    Burst(burst::BurstArgs),
     /// Generate a flow list (ns-3 HPCC simulator format) from a size distribution.
     Workload(workload_cmd::WorkloadArgs),
     /// Run the reference benchmark and report wall time, events/s and peak RSS.
     Bench(bench::BenchArgs),
+    /// SONiC dynamic buffer planner: plan, diff, show and config on config_db.json files.
+    Sonic(sonic::SonicArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,7 +49,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Workload(a) => workload_cmd::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Burst(a) => burst::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Sonic(a) => sonic::run(a),
     };
     match result {
         Ok(code) => code,

@@ -175,11 +175,177 @@ pub fn write_plots(
     Ok(written)
 }
 
+/// Writes the plots comparing several runs of one scenario (`(label, results)`, e.g. one per
+/// headroom scheme): the FCT slowdown CDFs overlaid, and PAUSE frames sent per run (queue-
+/// and port-level). Returns the files written.
+pub fn write_compare_plots(
+    dir: &Path,
+    runs: &[(String, &RunResults)],
+) -> Result<Vec<PathBuf>, PlotError> {
+    ensure_font()?;
+    fs::create_dir_all(dir).map_err(|source| PlotError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    let mut lines = Vec::new();
+    let (mut finished, mut total) = (0, 0);
+    for (label, r) in runs {
+        let mut v: Vec<f64> = r
+            .flows
+            .iter()
+            .filter_map(|f| f.slowdown())
+            .map(|s| s.max(1e-3))
+            .collect();
+        total += r.flows.len();
+        finished += v.len();
+        if !v.is_empty() {
+            v.sort_by(f64::total_cmp);
+            lines.push((format!("{label} (n = {})", v.len()), v));
+        }
+    }
+    if !lines.is_empty() {
+        let lo = lines
+            .iter()
+            .map(|(_, v)| v[0])
+            .fold(f64::INFINITY, f64::min);
+        let hi = lines
+            .iter()
+            .map(|(_, v)| v[v.len() - 1])
+            .fold(0.0, f64::max);
+        let (lo, hi) = nice_log_bounds(lo, hi * 1.05);
+        // Every run is a peer: no line gets the heavier "all flows" style.
+        let cdf = CdfData {
+            lines,
+            lo,
+            hi,
+            finished,
+            total,
+            peers: true,
+        };
+        render(
+            dir,
+            "compare_fct_slowdown_cdf",
+            &mut written,
+            &Plot::Cdf(&cdf),
+        )?;
+    }
+    let count = |r: &RunResults, port_level: bool| {
+        r.pfc_sent
+            .iter()
+            .filter(|p| p.quanta != 0 && p.port_level == port_level)
+            .count() as f64
+    };
+    let bars = BarData {
+        title: "PAUSE frames sent".to_string(),
+        y_desc: "PAUSE frames".to_string(),
+        groups: runs.iter().map(|(l, _)| l.clone()).collect(),
+        series: vec![
+            (
+                "queue-level".to_string(),
+                runs.iter().map(|(_, r)| count(r, false)).collect(),
+            ),
+            (
+                "port-level".to_string(),
+                runs.iter().map(|(_, r)| count(r, true)).collect(),
+            ),
+        ],
+    };
+    render(dir, "compare_pauses", &mut written, &Plot::Bars(&bars))?;
+    Ok(written)
+}
+
+/// Writes a grouped bar chart (`groups` along x, one bar per series in each group) as
+/// `<stem>.png` and `<stem>.svg` in `dir`.
+pub fn write_bar_chart(dir: &Path, stem: &str, bars: &BarData) -> Result<Vec<PathBuf>, PlotError> {
+    ensure_font()?;
+    fs::create_dir_all(dir).map_err(|source| PlotError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    render(dir, stem, &mut written, &Plot::Bars(bars))?;
+    Ok(written)
+}
+
+/// Data of a grouped bar chart.
+pub struct BarData {
+    /// Chart title.
+    pub title: String,
+    /// Y axis description (with its unit).
+    pub y_desc: String,
+    /// Group labels along x.
+    pub groups: Vec<String>,
+    /// `(series label, one value per group)`.
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+fn bar_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &BarData) -> DrawResult<DB> {
+    let entries: Vec<(String, Mark)> = d
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| (label.clone(), Mark::Line(COLORS[i % COLORS.len()], 12)))
+        .collect();
+    let (plot, side) = layout(root, &d.title, &entries)?;
+    let max = d
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.1;
+    let n = d.groups.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(0f64..n, 0f64..max)?;
+    let groups = d.groups.clone();
+    chart
+        .configure_mesh()
+        .y_desc(d.y_desc.as_str())
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_labels(0)
+        .x_label_formatter(&|_| String::new())
+        .disable_x_mesh()
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    let tick_style = label_style().pos(Pos::new(HPos::Center, VPos::Top));
+    for (g, label) in groups.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
+        root.draw(&Text::new(label.clone(), (px, py + 10), tick_style.clone()))?;
+    }
+    let k = d.series.len().max(1) as f64;
+    let width = 0.8 / k;
+    for (i, (_, values)) in d.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart.draw_series(values.iter().enumerate().map(|(g, &v)| {
+            let x0 = g as f64 + 0.1 + i as f64 * width;
+            Rectangle::new([(x0, 0.0), (x0 + width * 0.9, v)], color.filled())
+        }))?;
+        let value_style = label_style().pos(Pos::new(HPos::Center, VPos::Bottom));
+        for (g, &v) in values.iter().enumerate() {
+            let x = g as f64 + 0.1 + (i as f64 + 0.45) * width;
+            let (px, py) = chart.backend_coord(&(x, v));
+            let text = if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.2}")
+            };
+            root.draw(&Text::new(text, (px, py - 4), value_style.clone()))?;
+        }
+    }
+    draw_legend(&side, &entries)
+}
+
 /// A plot and its data.
 enum Plot<'a> {
     Cdf(&'a CdfData),
     Occupancy(&'a OccupancyData),
     Timeline(&'a TimelineData),
+    Bars(&'a BarData),
 }
 
 /// Draws one plot with both backends into `<stem>.png` and `<stem>.svg`.
@@ -220,6 +386,7 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, plot: &Plot<'_>) ->
         Plot::Cdf(d) => cdf_chart(&root, d)?,
         Plot::Occupancy(d) => occupancy_chart(&root, d)?,
         Plot::Timeline(d) => timeline_chart(&root, d)?,
+        Plot::Bars(d) => bar_chart(&root, d)?,
     }
     root.present()
 }
@@ -317,6 +484,8 @@ struct CdfData {
     hi: f64,
     finished: usize,
     total: usize,
+    /// Lines are peers (runs compared), not "all flows" plus its size buckets.
+    peers: bool,
 }
 
 impl CdfData {
@@ -352,6 +521,7 @@ impl CdfData {
             hi,
             finished,
             total: results.flows.len(),
+            peers: false,
         })
     }
 }
@@ -391,7 +561,7 @@ fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> 
         .lines
         .iter()
         .enumerate()
-        .map(|(i, (label, _))| (label.clone(), cdf_mark(i)))
+        .map(|(i, (label, _))| (label.clone(), cdf_mark(i + usize::from(d.peers))))
         .collect();
     let (plot, side) = layout(root, &title, &entries)?;
     let mut chart = ChartBuilder::on(&plot)
@@ -427,7 +597,7 @@ fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> 
     }
     // Bucket lines first, the overall line on top.
     for (i, (_, v)) in d.lines.iter().enumerate().rev() {
-        let Mark::Line(color, width) = cdf_mark(i) else {
+        let Mark::Line(color, width) = cdf_mark(i + usize::from(d.peers)) else {
             continue;
         };
         chart.draw_series(LineSeries::new(

@@ -58,7 +58,7 @@ pub struct RunArgs {
 }
 
 /// Turns a scenario error into a report pointing at the offending text.
-fn scenario_report(e: scenario::ScenarioError) -> miette::Report {
+pub(crate) fn scenario_report(e: scenario::ScenarioError) -> miette::Report {
     let reason = e.to_string();
     match (e.source_text(), e.span()) {
         (Some(text), Some(span)) => {

@@ -1,0 +1,281 @@
+//! `headroom burst`: the largest incast burst each headroom scheme absorbs without a single
+//! PFC PAUSE (the DSH paper's burst-absorption microbenchmark).
+//!
+//! The scenario gives the switch, the topology and any background traffic. This command
+//! adds synchronized fan-in bursts: `--fan-in` senders to each of `k` receivers (for every
+//! `k` of `--receivers`: the number of simultaneously congested ports), all starting at
+//! `--at`, with the total burst split evenly over all senders and receivers. For each scheme
+//! and `k` it binary-searches the largest total burst, to a resolution of `--resolution` of
+//! the switch buffer, for which no switch sends a PAUSE (queue- or port-level) and nothing
+//! is dropped. It assumes absorption is monotone in the burst size (a larger burst that
+//! still absorbs would be missed); the search reports the bracket it ended with.
+//!
+//! Outputs: `burst.csv`, `burst.json` and the plot `burst_absorbed` in `--out`, and a table.
+
+use clap::Args;
+use headroom_mech::units::{parse_time, Time};
+use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
+use headroom_sim::net::Simulation;
+use headroom_sim::scenario;
+use headroom_sim::topology::{NodeId, NodeKind};
+use headroom_sim::workload::FlowSpec;
+use miette::{miette, IntoDiagnostic, Result, WrapErr};
+use rayon::prelude::*;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `headroom burst`.
+#[derive(Args, Debug)]
+pub struct BurstArgs {
+    /// Scenario file: topology, switch and background workloads (no bursts).
+    scenario: PathBuf,
+    /// Schemes to compare, comma-separated: sih, shp, dsh.
+    #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
+    mmu: Vec<String>,
+    /// Numbers of simultaneously congested receiver ports to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    receivers: Vec<usize>,
+    /// Senders per receiver.
+    #[arg(long, default_value_t = 16)]
+    fan_in: usize,
+    /// When the bursts start.
+    #[arg(long, default_value = "100us", value_parser = parse_time)]
+    at: Time,
+    /// Priority of the bursts.
+    #[arg(long, default_value_t = 3)]
+    prio: u8,
+    /// Search resolution as a fraction of the switch buffer.
+    #[arg(long, default_value_t = 0.005)]
+    resolution: f64,
+    /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
+    #[arg(long, default_value_t = 2.0)]
+    shp_ratio: f64,
+    /// DSH's hysteresis in bytes, when the scenario has no `[switch.dsh]`.
+    #[arg(long, default_value_t = 0)]
+    dsh_delta: u64,
+    /// Output directory (default: out/<scenario name>-burst).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// No table on standard output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// One point of the search: whether a total burst of `bytes` was absorbed.
+fn absorbed(
+    cfg: &SimConfig,
+    bursts: &[(NodeId, Vec<NodeId>)],
+    a: &BurstArgs,
+    bytes: u64,
+) -> Result<bool> {
+    let mut cfg = cfg.clone();
+    let senders: usize = bursts.iter().map(|(_, s)| s.len()).sum();
+    let each = (bytes / senders.max(1) as u64).max(1);
+    for (rx, tx) in bursts {
+        for &s in tx {
+            cfg.flows.push(FlowSpec {
+                src: s,
+                dst: *rx,
+                prio: a.prio,
+                size: each,
+                start: a.at,
+                dport: 200,
+            });
+        }
+    }
+    cfg.flows.sort_by_key(|f| f.start);
+    // The bursts drain in well under a millisecond at line rate; background flows may run on.
+    let drain = Time::from_us(200) + cfg.topology.links[0].rate.serialization(bytes);
+    cfg.stop_time = Some(cfg.stop_time.map_or(a.at + drain, |t| t.min(a.at + drain)));
+    cfg.record.fail_on_lossless_drop = true;
+    let r = Simulation::new(cfg).map_err(|e| miette!("{e}"))?.run();
+    let paused = r.pfc_sent.iter().any(|p| p.is_switch && p.quanta != 0);
+    Ok(!paused && r.drops.is_empty())
+}
+
+fn with_scheme(base: &SimConfig, name: &str, a: &BurstArgs) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    cfg.switch.scheme = match (name, &base.switch.scheme) {
+        ("sih", _) => SchemeConfig::Sih,
+        ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
+        ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(a.shp_ratio)),
+        ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
+        ("dsh", _) => SchemeConfig::Dsh {
+            delta_q: a.dsh_delta,
+            delta_p: a.dsh_delta,
+        },
+        (other, _) => {
+            return Err(miette!(
+                "--mmu: unknown scheme `{other}` (expected sih, shp or dsh)"
+            ))
+        }
+    };
+    Ok(cfg)
+}
+
+/// Receivers and their senders: the last `k` hosts receive; senders are taken round robin
+/// from the hosts that neither receive nor carry background traffic.
+fn bursts(cfg: &SimConfig, k: usize, fan_in: usize) -> Result<Vec<(NodeId, Vec<NodeId>)>> {
+    let hosts: Vec<NodeId> = (0..cfg.topology.nodes.len() as u32)
+        .map(NodeId)
+        .filter(|n| cfg.topology.nodes[n.index()] == NodeKind::Host)
+        .collect();
+    let busy: Vec<NodeId> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    if k == 0 || k >= hosts.len() {
+        return Err(miette!(
+            "--receivers: {k} receivers do not fit {} hosts",
+            hosts.len()
+        ));
+    }
+    let receivers: Vec<NodeId> = hosts[hosts.len() - k..].to_vec();
+    let pool: Vec<NodeId> = hosts[..hosts.len() - k]
+        .iter()
+        .copied()
+        .filter(|h| !busy.contains(h))
+        .collect();
+    if pool.len() < fan_in {
+        return Err(miette!(
+            "--fan-in {fan_in}: only {} hosts are free to send (not receivers, no background)",
+            pool.len()
+        ));
+    }
+    Ok(receivers
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| {
+            (
+                r,
+                (0..fan_in)
+                    .map(|j| pool[(i * fan_in + j) % pool.len()])
+                    .collect(),
+            )
+        })
+        .collect())
+}
+
+/// Runs `headroom burst`.
+pub fn run(a: BurstArgs) -> Result<ExitCode> {
+    let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
+    let buffer = s.config.switch.buffer_bytes;
+    let step = ((buffer as f64 * a.resolution) as u64).max(1);
+    let mut cases = Vec::new();
+    for m in &a.mmu {
+        let cfg = with_scheme(&s.config, m, &a)?;
+        for &k in &a.receivers {
+            cases.push((m.clone(), k, cfg.clone(), bursts(&cfg, k, a.fan_in)?));
+        }
+    }
+    let results: Vec<(String, usize, u64, u64)> = cases
+        .into_par_iter()
+        .map(|(m, k, cfg, b)| {
+            // Invariant: `lo` is absorbed (0 trivially), `hi` is not (the whole buffer).
+            let (mut lo, mut hi) = (0u64, buffer);
+            while hi - lo > step {
+                let mid = lo + (hi - lo) / 2;
+                if absorbed(&cfg, &b, &a, mid)? {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Ok((m, k, lo, hi))
+        })
+        .collect::<Result<_>>()?;
+
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{}-burst", s.name)));
+    std::fs::create_dir_all(&out)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("creating {}", out.display()))?;
+    let mut csv =
+        String::from("scheme,congested_ports,absorbed_bytes,absorbed_percent,first_paused_bytes\n");
+    let mut table = format!(
+        "largest burst absorbed without PAUSE ({} senders per receiver, buffer {:.2} MB)\n{:<6} {:>10} {:>14} {:>10}\n",
+        a.fan_in,
+        buffer as f64 / 1e6,
+        "scheme",
+        "receivers",
+        "absorbed",
+        "% buffer"
+    );
+    let mut rows = Vec::new();
+    for (m, k, lo, hi) in &results {
+        let pct = *lo as f64 * 100.0 / buffer as f64;
+        let _ = writeln!(csv, "{m},{k},{lo},{pct:.3},{hi}");
+        let _ = writeln!(
+            table,
+            "{m:<6} {k:>10} {:>11.3} MB {pct:>9.1}%",
+            *lo as f64 / 1e6
+        );
+        rows.push(json!({"scheme": m, "congested_ports": k, "absorbed_bytes": lo, "absorbed_percent": pct, "first_paused_bytes": hi}));
+    }
+    let ratio = |num: &str, den: &str| {
+        let get = |m: &str| {
+            results
+                .iter()
+                .find(|r| r.0 == m && r.1 == a.receivers[0])
+                .map(|r| r.2 as f64)
+        };
+        match (get(num), get(den)) {
+            (Some(x), Some(y)) if y > 0.0 => Some(x / y),
+            _ => None,
+        }
+    };
+    if let Some(r) = ratio("dsh", "sih") {
+        let _ = writeln!(
+            table,
+            "DSH / SIH = {r:.2} (with {} congested port(s))",
+            a.receivers[0]
+        );
+    }
+    std::fs::write(out.join("burst.csv"), csv)
+        .into_diagnostic()
+        .wrap_err("writing burst.csv")?;
+    let doc =
+        json!({"scenario": s.name, "fan_in": a.fan_in, "buffer_bytes": buffer, "results": rows});
+    std::fs::write(
+        out.join("burst.json"),
+        serde_json::to_string_pretty(&doc).into_diagnostic()? + "\n",
+    )
+    .into_diagnostic()
+    .wrap_err("writing burst.json")?;
+    let bars = crate::plots::BarData {
+        title: format!(
+            "Largest burst absorbed without PAUSE ({}-to-1 fan-in)",
+            a.fan_in
+        ),
+        y_desc: "burst absorbed (% of switch buffer)".to_string(),
+        groups: a
+            .receivers
+            .iter()
+            .map(|k| format!("{k} congested port(s)"))
+            .collect(),
+        series: a
+            .mmu
+            .iter()
+            .map(|m| {
+                let v = a
+                    .receivers
+                    .iter()
+                    .map(|k| {
+                        results
+                            .iter()
+                            .find(|r| &r.0 == m && r.1 == *k)
+                            .map_or(0.0, |r| r.2 as f64 * 100.0 / buffer as f64)
+                    })
+                    .collect();
+                (m.to_uppercase(), v)
+            })
+            .collect(),
+    };
+    crate::plots::write_bar_chart(&out, "burst_absorbed", &bars).map_err(|e| miette!("{e}"))?;
+    if !a.quiet {
+        print!("{table}");
+        println!("outputs in {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,294 @@
+//! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), run in
+//! parallel, compared side by side.
+//!
+//! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme`
+//! changes. Each run's own outputs go to `<out>/<scheme>/`; the comparison is
+//! `<out>/compare.csv`, `<out>/compare.json`, the printed table, and the plots
+//! `compare_fct_slowdown_cdf` and `compare_pauses`.
+
+use clap::Args;
+use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
+use headroom_sim::net::Simulation;
+use headroom_sim::output::{self, nearest_rank, WriteOptions};
+use headroom_sim::results::RunResults;
+use headroom_sim::scenario;
+use miette::{miette, IntoDiagnostic, Result, WrapErr};
+use rayon::prelude::*;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `headroom compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Scenario file (TOML); its `[switch] scheme` is replaced by each scheme in turn.
+    scenario: PathBuf,
+    /// Schemes to run, comma-separated: sih, shp, dsh.
+    #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
+    mmu: Vec<String>,
+    /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
+    #[arg(long, default_value_t = 2.0)]
+    shp_ratio: f64,
+    /// DSH's queue- and port-level hysteresis in bytes, when the scenario has no `[switch.dsh]`.
+    #[arg(long, default_value_t = 1500)]
+    dsh_delta: u64,
+    /// Output directory (default: out/<scenario name>-compare).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Do not draw plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// No table on standard output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// One scheme's run and what the table reports of it.
+struct Row {
+    scheme: String,
+    results: RunResults,
+    shared_pool_bytes: f64,
+    headroom_reserved_bytes: f64,
+}
+
+/// The configuration of `base` with scheme `name`.
+fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    cfg.switch.scheme = match (name, &base.switch.scheme) {
+        ("sih", _) => SchemeConfig::Sih,
+        ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
+        ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(a.shp_ratio)),
+        ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
+        ("dsh", _) => SchemeConfig::Dsh {
+            delta_q: a.dsh_delta,
+            delta_p: a.dsh_delta,
+        },
+        (other, _) => {
+            return Err(miette!(
+                "--mmu: unknown scheme `{other}` (expected sih, shp or dsh)"
+            ))
+        }
+    };
+    Ok(cfg)
+}
+
+/// FCT slowdown p50 and p99 of the flows selected by `keep`.
+fn slowdowns(r: &RunResults, keep: impl Fn(usize) -> bool) -> (Option<f64>, Option<f64>) {
+    let mut v: Vec<f64> = r
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .filter_map(|(_, f)| f.slowdown())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    (nearest_rank(&v, 50), nearest_rank(&v, 99))
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"))
+}
+
+/// Runs `headroom compare`.
+pub fn run(a: CompareArgs) -> Result<ExitCode> {
+    let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
+    let mut base = s.config.clone();
+    if let Some(seed) = a.seed {
+        base.seed = seed;
+    }
+    let configs: Vec<(String, SimConfig)> = a
+        .mmu
+        .iter()
+        .map(|m| with_scheme(&base, m, &a).map(|c| (m.clone(), c)))
+        .collect::<Result<_>>()?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{}-compare", s.name)));
+
+    let rows: Vec<Row> = configs
+        .into_par_iter()
+        .map(|(scheme, cfg)| {
+            let sim = Simulation::new(cfg).map_err(|e| miette!("{scheme}: {e}"))?;
+            let results = sim.run();
+            let n = results.switches.len().max(1) as f64;
+            let shared = results
+                .switches
+                .iter()
+                .map(|s| s.shared_pool_bytes as f64)
+                .sum::<f64>();
+            let reserved = results
+                .switches
+                .iter()
+                .map(|s| s.headroom_reserved_bytes as f64)
+                .sum::<f64>();
+            Ok(Row {
+                scheme,
+                results,
+                shared_pool_bytes: shared / n,
+                headroom_reserved_bytes: reserved / n,
+            })
+        })
+        .collect::<Result<_>>()?;
+
+    for row in &rows {
+        let dir = out.join(&row.scheme);
+        let summary = output::summarize(&row.results, &base, None);
+        output::write_all(
+            &dir,
+            &row.results,
+            &base,
+            &summary,
+            &WriteOptions::default(),
+        )
+        .map_err(|e| miette!("{e}"))?;
+    }
+
+    let mut table = String::new();
+    let mut csv = String::from(
+        "scheme,shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
+    );
+    for w in &s.workloads {
+        let _ = write!(csv, ",{w}_p50,{w}_p99");
+    }
+    csv.push('\n');
+    let _ = writeln!(
+        table,
+        "{:<6} {:>12} {:>12} {:>9} {:>9} {:>10} {:>9} {:>9} {:>8} {:>8}",
+        "scheme",
+        "shared/sw",
+        "headroom/sw",
+        "PAUSE q",
+        "PAUSE p",
+        "paused ms",
+        "lossless",
+        "finished",
+        "p50",
+        "p99"
+    );
+    let mut json_rows = Vec::new();
+    for row in &rows {
+        let r = &row.results;
+        let queue_pauses = r
+            .pfc_sent
+            .iter()
+            .filter(|p| p.quanta != 0 && !p.port_level)
+            .count();
+        let port_pauses = r
+            .pfc_sent
+            .iter()
+            .filter(|p| p.quanta != 0 && p.port_level)
+            .count();
+        let queue_paused_ms: f64 = r
+            .ports
+            .iter()
+            .flat_map(|p| p.paused_time.iter())
+            .map(|t| t.as_secs_f64() * 1e3)
+            .sum();
+        let port_paused_ms: f64 = r
+            .ports
+            .iter()
+            .map(|p| p.port_paused_time.as_secs_f64() * 1e3)
+            .sum();
+        let drops: u64 = r.drops.values().sum();
+        let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();
+        let (p50, p99) = slowdowns(r, |_| true);
+        let mut groups = Vec::new();
+        for (wi, w) in s.workloads.iter().enumerate() {
+            let (g50, g99) = slowdowns(r, |i| s.flow_workload.get(i) == Some(&(wi as u32)));
+            groups.push(json!({"workload": w, "slowdown_p50": g50, "slowdown_p99": g99}));
+        }
+        let _ = write!(
+            csv,
+            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{}",
+            row.scheme,
+            row.shared_pool_bytes,
+            row.headroom_reserved_bytes,
+            queue_pauses,
+            port_pauses,
+            queue_paused_ms,
+            port_paused_ms,
+            r.lossless_drops.len(),
+            drops,
+            finished,
+            p50.map_or(String::new(), |v| format!("{v:.6}")),
+            p99.map_or(String::new(), |v| format!("{v:.6}")),
+        );
+        for g in &groups {
+            let f = |k: &str| g[k].as_f64().map_or(String::new(), |v| format!("{v:.6}"));
+            let _ = write!(csv, ",{},{}", f("slowdown_p50"), f("slowdown_p99"));
+        }
+        csv.push('\n');
+        let _ = writeln!(
+            table,
+            "{:<6} {:>9.2} MB {:>9.2} MB {:>9} {:>9} {:>10.3} {:>9} {:>4}/{:<4} {:>8} {:>8}",
+            row.scheme,
+            row.shared_pool_bytes / 1e6,
+            row.headroom_reserved_bytes / 1e6,
+            queue_pauses,
+            port_pauses,
+            queue_paused_ms + port_paused_ms,
+            r.lossless_drops.len(),
+            finished,
+            r.flows.len(),
+            fmt_opt(p50),
+            fmt_opt(p99)
+        );
+        json_rows.push(json!({
+            "scheme": row.scheme,
+            "shared_pool_bytes_per_switch": row.shared_pool_bytes,
+            "headroom_reserved_bytes_per_switch": row.headroom_reserved_bytes,
+            "queue_pauses": queue_pauses,
+            "port_pauses": port_pauses,
+            "queue_paused_ms": queue_paused_ms,
+            "port_paused_ms": port_paused_ms,
+            "lossless_drops": r.lossless_drops.len(),
+            "drops": r.drops,
+            "flows": r.flows.len(),
+            "flows_finished": finished,
+            "slowdown_p50": p50,
+            "slowdown_p99": p99,
+            "by_workload": groups,
+        }));
+    }
+    if s.workloads.len() > 1 {
+        let _ = writeln!(table, "\nFCT slowdown p50 / p99 by workload:");
+        for row in &rows {
+            let mut line = format!("{:<6}", row.scheme);
+            for (wi, w) in s.workloads.iter().enumerate() {
+                let (g50, g99) = slowdowns(&row.results, |i| {
+                    s.flow_workload.get(i) == Some(&(wi as u32))
+                });
+                let _ = write!(line, "  {w}: {} / {}", fmt_opt(g50), fmt_opt(g99));
+            }
+            let _ = writeln!(table, "{line}");
+        }
+    }
+    std::fs::create_dir_all(&out)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("creating {}", out.display()))?;
+    std::fs::write(out.join("compare.csv"), csv)
+        .into_diagnostic()
+        .wrap_err("writing compare.csv")?;
+    let doc = json!({"scenario": s.name, "runs": json_rows});
+    let text = serde_json::to_string_pretty(&doc).into_diagnostic()?;
+    std::fs::write(out.join("compare.json"), text + "\n")
+        .into_diagnostic()
+        .wrap_err("writing compare.json")?;
+    if !a.no_plots {
+        let runs: Vec<(String, &RunResults)> = rows
+            .iter()
+            .map(|r| (r.scheme.clone(), &r.results))
+            .collect();
+        crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?;
+    }
+    if !a.quiet {
+        print!("{table}");
+        println!("outputs in {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,375 @@
+//! `headroom sonic diff`: what changing CONFIG_DB from `--config-db` to `--config-db-new` would
+//! change in the APPL_DB buffermgrd writes.
+//!
+//! Both configurations are rendered with the same STATE_DB (ASIC, MMU size; `--state-db-new`
+//! replaces the STATE_DB dump for the new side) and model, and the APPL_DB tables compared key
+//! by key:
+//! - profiles created, removed, and modified (field by field);
+//! - PG map, queue and profile-list entries added, removed or pointing at another profile;
+//! - every pool's size and shared-headroom-pool `xoff` before and after, with the change.
+//!
+//! Printed as tables, or with `--json` as one JSON document:
+//! `{"changed": bool, "profiles": {"created": {name: fields}, "removed": {…},
+//! "modified": {name: {field: {"before": v|null, "after": v|null}}}}, "pgs" / "queues" /
+//! "ingress_profile_lists" / "egress_profile_lists": {"added": {key: value}, "removed": {…},
+//! "changed": {key: {"before": v, "after": v}}}, "pools": {name: {"size": {"before": n|null,
+//! "after": n|null, "change": n}, "xoff": {…}}}}`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use headroom_sonic::tables::appl::names;
+use headroom_sonic::tables::raw::{Fields, RawDb, RawTable};
+use serde_json::{json, Map, Value};
+
+use super::input::{self, FileSource, InputArgs, Source};
+use super::output::{json_text, Table};
+use super::plan;
+use super::{fail, ModelName, Result};
+
+/// Arguments of `headroom sonic diff`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example: headroom sonic diff --config-db old/config_db.json \
+--config-db-new new/config_db.json --asic-table asic_table.json --state-db state_db.json"
+)]
+pub struct DiffArgs {
+    /// The current configuration and STATE_DB (`--config-db` is the old CONFIG_DB).
+    #[command(flatten)]
+    input: InputArgs,
+    /// The changed CONFIG_DB (nested config_db.json format).
+    #[arg(long, value_name = "FILE")]
+    config_db_new: PathBuf,
+    /// STATE_DB for the new side (default: the same as `--state-db`).
+    #[arg(long, value_name = "FILE")]
+    state_db_new: Option<PathBuf>,
+    /// Headroom model for both sides.
+    #[arg(long, value_enum, default_value_t = ModelName::Mellanox)]
+    model: ModelName,
+    /// Print the differences as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Key-level differences of one table.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct TableDiff {
+    added: BTreeMap<String, Fields>,
+    removed: BTreeMap<String, Fields>,
+    /// Key → (before, after).
+    changed: BTreeMap<String, (Fields, Fields)>,
+}
+
+impl TableDiff {
+    fn of(old: Option<&RawTable>, new: Option<&RawTable>) -> TableDiff {
+        let empty = RawTable::new();
+        let (old, new) = (old.unwrap_or(&empty), new.unwrap_or(&empty));
+        let mut d = TableDiff::default();
+        for (k, f) in old {
+            match new.get(k) {
+                None => {
+                    d.removed.insert(k.clone(), f.clone());
+                }
+                Some(g) if g != f => {
+                    d.changed.insert(k.clone(), (f.clone(), g.clone()));
+                }
+                Some(_) => {}
+            }
+        }
+        for (k, f) in new {
+            if !old.contains_key(k) {
+                d.added.insert(k.clone(), f.clone());
+            }
+        }
+        d
+    }
+
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// The whole comparison.
+struct PlanDiff {
+    old: RawDb,
+    new: RawDb,
+    tables: BTreeMap<&'static str, TableDiff>,
+}
+
+const TABLES: [&str; 6] = [
+    names::BUFFER_POOL_TABLE,
+    names::BUFFER_PROFILE_TABLE,
+    names::BUFFER_PG_TABLE,
+    names::BUFFER_QUEUE_TABLE,
+    names::BUFFER_PORT_INGRESS_PROFILE_LIST_TABLE,
+    names::BUFFER_PORT_EGRESS_PROFILE_LIST_TABLE,
+];
+
+impl PlanDiff {
+    fn new(old: RawDb, new: RawDb) -> PlanDiff {
+        let tables = TABLES
+            .iter()
+            .map(|t| (*t, TableDiff::of(old.get(*t), new.get(*t))))
+            .collect();
+        PlanDiff { old, new, tables }
+    }
+
+    fn table(&self, t: &str) -> TableDiff {
+        self.tables.get(t).cloned().unwrap_or_default()
+    }
+
+    fn changed(&self) -> bool {
+        self.tables.values().any(|d| !d.is_empty())
+    }
+
+    fn pool_names(&self) -> BTreeSet<String> {
+        let mut s = BTreeSet::new();
+        for db in [&self.old, &self.new] {
+            if let Some(t) = db.get(names::BUFFER_POOL_TABLE) {
+                s.extend(t.keys().cloned());
+            }
+        }
+        s
+    }
+
+    fn pool_field(db: &RawDb, pool: &str, field: &str) -> Option<u64> {
+        db.get(names::BUFFER_POOL_TABLE)?
+            .get(pool)?
+            .get(field)?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+fn num(v: Option<u64>) -> Value {
+    v.map_or(Value::Null, |n| json!(n))
+}
+
+fn change(before: Option<u64>, after: Option<u64>) -> i128 {
+    i128::from(after.unwrap_or(0)) - i128::from(before.unwrap_or(0))
+}
+
+fn signed(n: i128) -> String {
+    if n > 0 {
+        format!("+{n}")
+    } else {
+        n.to_string()
+    }
+}
+
+fn fields_json(f: &Fields) -> Value {
+    Value::Object(f.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+}
+
+/// The single field of an entry (`profile` / `profile_list`) or all fields as `a=b` pairs.
+fn entry_value(f: &Fields) -> String {
+    match (f.get("profile"), f.get("profile_list")) {
+        (Some(p), _) => p.clone(),
+        (None, Some(l)) => l.clone(),
+        _ => f
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+fn to_json(d: &PlanDiff) -> Value {
+    let mut top = Map::new();
+    top.insert("changed".into(), json!(d.changed()));
+    let p = d.table(names::BUFFER_PROFILE_TABLE);
+    let mut modified = Map::new();
+    for (name, (a, b)) in &p.changed {
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let mut fm = Map::new();
+        for k in keys {
+            if a.get(k) != b.get(k) {
+                fm.insert(k.clone(), json!({"before": a.get(k), "after": b.get(k)}));
+            }
+        }
+        modified.insert(name.clone(), Value::Object(fm));
+    }
+    top.insert(
+        "profiles".into(),
+        json!({
+            "created": p.added.iter().map(|(k, f)| (k.clone(), fields_json(f))).collect::<Map<_, _>>(),
+            "removed": p.removed.iter().map(|(k, f)| (k.clone(), fields_json(f))).collect::<Map<_, _>>(),
+            "modified": modified,
+        }),
+    );
+    for (key, t) in [
+        ("pgs", names::BUFFER_PG_TABLE),
+        ("queues", names::BUFFER_QUEUE_TABLE),
+        (
+            "ingress_profile_lists",
+            names::BUFFER_PORT_INGRESS_PROFILE_LIST_TABLE,
+        ),
+        (
+            "egress_profile_lists",
+            names::BUFFER_PORT_EGRESS_PROFILE_LIST_TABLE,
+        ),
+    ] {
+        let td = d.table(t);
+        top.insert(
+            key.into(),
+            json!({
+                "added": td.added.iter().map(|(k, f)| (k.clone(), json!(entry_value(f)))).collect::<Map<_, _>>(),
+                "removed": td.removed.iter().map(|(k, f)| (k.clone(), json!(entry_value(f)))).collect::<Map<_, _>>(),
+                "changed": td.changed.iter().map(|(k, (a, b))| (k.clone(), json!({"before": entry_value(a), "after": entry_value(b)}))).collect::<Map<_, _>>(),
+            }),
+        );
+    }
+    let mut pools = Map::new();
+    for pool in d.pool_names() {
+        let mut pm = Map::new();
+        for field in ["size", "xoff"] {
+            let a = PlanDiff::pool_field(&d.old, &pool, field);
+            let b = PlanDiff::pool_field(&d.new, &pool, field);
+            if a.is_some() || b.is_some() {
+                pm.insert(
+                    field.into(),
+                    json!({"before": num(a), "after": num(b), "change": change(a, b) as i64}),
+                );
+            }
+        }
+        pools.insert(pool, Value::Object(pm));
+    }
+    top.insert("pools".into(), Value::Object(pools));
+    Value::Object(top)
+}
+
+fn profile_row(name: &str, f: &Fields) -> Vec<String> {
+    let g = |k: &str| f.get(k).cloned().unwrap_or_default();
+    let th = f
+        .get("dynamic_th")
+        .or_else(|| f.get("static_th"))
+        .cloned()
+        .unwrap_or_default();
+    vec![
+        name.to_string(),
+        g("xon"),
+        g("xoff"),
+        g("size"),
+        th,
+        g("pool"),
+    ]
+}
+
+fn to_text(d: &PlanDiff) -> String {
+    let mut out = String::new();
+    if !d.changed() {
+        out.push_str("No changes to APPL_DB.\n\n");
+    }
+    let p = d.table(names::BUFFER_PROFILE_TABLE);
+    for (title, set) in [("created", &p.added), ("removed", &p.removed)] {
+        if set.is_empty() {
+            continue;
+        }
+        let mut t = Table::new(["Profile", "xon", "xoff", "size", "threshold", "pool"]);
+        for (name, f) in set {
+            t.row(profile_row(name, f));
+        }
+        out.push_str(&format!(
+            "Profiles {title} ({}):\n{}\n",
+            set.len(),
+            t.render()
+        ));
+    }
+    if !p.changed.is_empty() {
+        let mut t = Table::new(["Profile", "Field", "Before", "After"]);
+        for (name, (a, b)) in &p.changed {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                if a.get(k) != b.get(k) {
+                    t.row([
+                        name.clone(),
+                        k.clone(),
+                        a.get(k).cloned().unwrap_or_else(|| "-".into()),
+                        b.get(k).cloned().unwrap_or_else(|| "-".into()),
+                    ]);
+                }
+            }
+        }
+        out.push_str(&format!(
+            "Profiles modified ({}):\n{}\n",
+            p.changed.len(),
+            t.render()
+        ));
+    }
+    for (title, t) in [
+        ("PG map", names::BUFFER_PG_TABLE),
+        ("Queue map", names::BUFFER_QUEUE_TABLE),
+        (
+            "Ingress profile lists",
+            names::BUFFER_PORT_INGRESS_PROFILE_LIST_TABLE,
+        ),
+        (
+            "Egress profile lists",
+            names::BUFFER_PORT_EGRESS_PROFILE_LIST_TABLE,
+        ),
+    ] {
+        let td = d.table(t);
+        if td.is_empty() {
+            continue;
+        }
+        let mut tab = Table::new(["Key", "Before", "After"]);
+        for (k, f) in &td.removed {
+            tab.row([k.clone(), entry_value(f), "-".into()]);
+        }
+        for (k, f) in &td.added {
+            tab.row([k.clone(), "-".into(), entry_value(f)]);
+        }
+        for (k, (a, b)) in &td.changed {
+            tab.row([k.clone(), entry_value(a), entry_value(b)]);
+        }
+        let n = td.added.len() + td.removed.len() + td.changed.len();
+        out.push_str(&format!("{title} changes ({n}):\n{}\n", tab.render()));
+    }
+    let mut t = Table::new([
+        "Pool",
+        "Size before",
+        "Size after",
+        "Change",
+        "xoff before",
+        "xoff after",
+    ]);
+    for pool in d.pool_names() {
+        let a = PlanDiff::pool_field(&d.old, &pool, "size");
+        let b = PlanDiff::pool_field(&d.new, &pool, "size");
+        let xa = PlanDiff::pool_field(&d.old, &pool, "xoff");
+        let xb = PlanDiff::pool_field(&d.new, &pool, "xoff");
+        let s = |v: Option<u64>| v.map_or_else(|| "-".into(), |n| n.to_string());
+        t.row([pool.clone(), s(a), s(b), signed(change(a, b)), s(xa), s(xb)]);
+    }
+    out.push_str(&format!("Pools:\n{}", t.render()));
+    out
+}
+
+/// Runs `headroom sonic diff`.
+pub fn run(a: &DiffArgs) -> Result<ExitCode> {
+    let old = a.input.load()?;
+    let new_source = match a.input.source()? {
+        Source::File(f) => Source::File(FileSource {
+            config_db: a.config_db_new.clone(),
+            state_db: a.state_db_new.clone().or(f.state_db),
+        }),
+        Source::Redis(_) => fail!("diff needs two configurations: give --config-db FILE"),
+    };
+    let new = input::load(
+        &new_source,
+        a.input.asic_table.as_deref(),
+        a.input.peripheral_table.as_deref(),
+    )?;
+    let before = plan::appl_db(&plan::compute(&old, a.model)?);
+    let after = plan::appl_db(&plan::compute(&new, a.model)?);
+    let d = PlanDiff::new(before, after);
+    if a.json {
+        print!("{}", json_text(&to_json(&d)));
+    } else {
+        print!("{}", to_text(&d));
+    }
+    Ok(ExitCode::SUCCESS)
+}

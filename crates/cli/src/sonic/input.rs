@@ -1,0 +1,174 @@
+//! Where the `sonic` commands read their tables from, and loading them into typed snapshots.
+//!
+//! File formats (sonic-buffer.md §1, §2):
+//! - `--config-db`: CONFIG_DB in SONiC's nested `config_db.json` format
+//!   (`{"TABLE": {"key": {"field": "value"}}}`), as `sonic-cfggen` and `config save` write it;
+//! - `--asic-table`: buffermgrd's `-a` file, flat: `{"ASIC_TABLE:<NAME>": {...}}`;
+//! - `--peripheral-table`: buffermgrd's `-p` file, flat:
+//!   `{"PERIPHERAL_TABLE:<MODEL>": {"gearbox_delay": "400"}}` (and `PORT_PERIPHERAL_TABLE:…`);
+//! - `--state-db`: STATE_DB, nested: `BUFFER_MAX_PARAM_TABLE` (`global.mmu_size`, per-port
+//!   `max_headroom_size`, `max_priority_groups`, `max_queues`) and `PORT_TABLE`
+//!   (`supported_speeds`). Without `mmu_size` the pool sizes fall back to
+//!   `BUFFER_POOL|egress_lossless_pool.size`, as SONiC's pool plugin does.
+//!
+//! The ASIC and peripheral files are merged into STATE_DB, as buffermgrd writes them there at
+//! start-up. Every error names the file it comes from.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use headroom_sonic::tables::config::ConfigDb;
+use headroom_sonic::tables::raw::{self, RawDb};
+use headroom_sonic::tables::state::StateDb;
+
+use super::{fail, Result, SonicError};
+
+/// Where CONFIG_DB and STATE_DB come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// JSON dumps on disk.
+    File(FileSource),
+    /// A switch's Redis at this URL (`redis://host:6379`); not available yet.
+    Redis(String),
+}
+
+/// The JSON dumps of [`Source::File`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSource {
+    /// CONFIG_DB, nested format.
+    pub config_db: PathBuf,
+    /// STATE_DB, nested format (optional).
+    pub state_db: Option<PathBuf>,
+}
+
+/// The input options shared by `plan`, `diff` and `show`.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// CONFIG_DB in SONiC's nested config_db.json format.
+    #[arg(long, value_name = "FILE", required_unless_present = "redis")]
+    pub config_db: Option<PathBuf>,
+    /// ASIC parameters: buffermgrd's `-a` file, `{"ASIC_TABLE:<NAME>": {...}}`.
+    #[arg(long, value_name = "FILE")]
+    pub asic_table: Option<PathBuf>,
+    /// Gearbox parameters: buffermgrd's `-p` file, `{"PERIPHERAL_TABLE:<MODEL>": {...}}`.
+    #[arg(long, value_name = "FILE")]
+    pub peripheral_table: Option<PathBuf>,
+    /// STATE_DB (nested): BUFFER_MAX_PARAM_TABLE (mmu_size, per-port limits), PORT_TABLE.
+    #[arg(long, value_name = "FILE")]
+    pub state_db: Option<PathBuf>,
+    /// Read CONFIG_DB and STATE_DB from a switch's Redis instead (not available yet).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["config_db", "state_db"])]
+    pub redis: Option<String>,
+}
+
+impl InputArgs {
+    /// The data source these options name.
+    pub fn source(&self) -> Result<Source> {
+        match (&self.redis, &self.config_db) {
+            (Some(url), _) => Ok(Source::Redis(url.clone())),
+            (None, Some(c)) => Ok(Source::File(FileSource {
+                config_db: c.clone(),
+                state_db: self.state_db.clone(),
+            })),
+            (None, None) => fail!("--config-db FILE is required"),
+        }
+    }
+
+    /// Loads the tables.
+    pub fn load(&self) -> Result<Loaded> {
+        load(
+            &self.source()?,
+            self.asic_table.as_deref(),
+            self.peripheral_table.as_deref(),
+        )
+    }
+}
+
+/// Typed snapshots of the inputs.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// CONFIG_DB.
+    pub config: ConfigDb,
+    /// STATE_DB (dump + ASIC + peripheral files).
+    pub state: StateDb,
+    /// The STATE_DB tables buffermgrd itself writes at start-up (its `-a`/`-p` files),
+    /// verbatim.
+    pub buffermgrd_state: RawDb,
+    /// How to name the CONFIG_DB in messages (its path).
+    pub config_label: String,
+}
+
+/// Reads a file as text.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| SonicError::new(format!("cannot read {}: {e}", path.display())))
+}
+
+/// Reads a nested-format JSON dump.
+pub fn read_nested(path: &Path) -> Result<RawDb> {
+    let text = read_text(path)?;
+    raw::from_nested_json(&text).map_err(|e| SonicError::new(format!("{}: {e}", path.display())))
+}
+
+/// Reads a flat-format (`TABLE:key`) JSON file, as buffermgrd's `-a`/`-p` files.
+pub fn read_flat(path: &Path) -> Result<RawDb> {
+    let text = read_text(path)?;
+    raw::from_flat_json(&text, ':').map_err(|e| SonicError::new(format!("{}: {e}", path.display())))
+}
+
+/// Types a CONFIG_DB dump; errors are prefixed with `label`.
+pub fn parse_config(raw: &RawDb, label: &str) -> Result<ConfigDb> {
+    ConfigDb::from_raw(raw).map_err(|e| SonicError::new(format!("{label}: {e}")))
+}
+
+/// Types one STATE_DB dump; errors are prefixed with `label`.
+fn parse_state(raw: &RawDb, label: &str) -> Result<StateDb> {
+    StateDb::from_raw(raw).map_err(|e| SonicError::new(format!("{label}: {e}")))
+}
+
+/// Loads CONFIG_DB and STATE_DB from `source`, merging the ASIC and peripheral files into
+/// STATE_DB.
+pub fn load(source: &Source, asic: Option<&Path>, peripheral: Option<&Path>) -> Result<Loaded> {
+    let files = match source {
+        Source::File(f) => f,
+        Source::Redis(url) => fail!(
+            "reading CONFIG_DB/STATE_DB from Redis ({url}) is not available yet; \
+             give --config-db FILE (and --state-db FILE) instead"
+        ),
+    };
+    let label = files.config_db.display().to_string();
+    let config = parse_config(&read_nested(&files.config_db)?, &label)?;
+    let state_db = match &files.state_db {
+        Some(p) => {
+            let r = read_nested(p)?;
+            parse_state(&r, &p.display().to_string())?;
+            r
+        }
+        None => RawDb::new(),
+    };
+    let (state, buffermgrd_state) = merge_state(state_db, asic, peripheral)?;
+    Ok(Loaded {
+        config,
+        state,
+        buffermgrd_state,
+        config_label: label,
+    })
+}
+
+/// Merges a STATE_DB dump with the ASIC and peripheral files (each checked on its own first,
+/// so errors name the right file). Returns the typed STATE_DB and the tables of the files.
+pub fn merge_state(
+    mut state_db: RawDb,
+    asic: Option<&Path>,
+    peripheral: Option<&Path>,
+) -> Result<(StateDb, RawDb)> {
+    let mut own = RawDb::new();
+    for p in [asic, peripheral].into_iter().flatten() {
+        let r = read_flat(p)?;
+        parse_state(&r, &p.display().to_string())?;
+        raw::merge(&mut own, &r);
+    }
+    raw::merge(&mut state_db, &own);
+    let state = parse_state(&state_db, "STATE_DB")?;
+    Ok((state, own))
+}

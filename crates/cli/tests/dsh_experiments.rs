@@ -1,0 +1,47 @@
+//! The DSH paper's experiments, run from `examples/dsh/` through the binary, with their
+//! qualitative claims asserted.
+
+use std::path::Path;
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn headroom(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn dsh_absorbs_a_larger_burst_than_sih_without_pause() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().to_str().expect("utf-8 path");
+    let o = headroom(&["burst", "examples/dsh/burst.toml", "--quiet", "--out", dir]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("burst.json")).expect("burst.json"))
+            .expect("json");
+    let pct = |scheme: &str| {
+        doc["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .find(|r| r["scheme"] == scheme)
+            .and_then(|r| r["absorbed_percent"].as_f64())
+            .expect("a result per scheme")
+    };
+    let (sih, shp, dsh) = (pct("sih"), pct("shp"), pct("dsh"));
+    assert!(dsh > sih, "DSH {dsh}% must beat SIH {sih}%");
+    // The paper: DSH absorbs bursts up to ~40 % of the buffer, more than 4x SIH.
+    assert!(dsh / sih > 4.0, "DSH/SIH = {}", dsh / sih);
+    assert!((30.0..50.0).contains(&dsh), "DSH absorbs {dsh}%");
+    assert!(
+        shp > sih && shp < dsh,
+        "SHP {shp}% sits between SIH {sih}% and DSH {dsh}%"
+    );
+    assert!(out.path().join("burst_absorbed.png").exists());
+}
