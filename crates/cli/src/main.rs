@@ -12,6 +12,7 @@
 mod bench;
 mod burst;
 mod compare;
+mod plan_buffer;
 mod plots;
 mod run;
 mod sonic;
@@ -36,6 +37,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Find the largest incast burst each headroom scheme absorbs without a PFC PAUSE.
     Burst(burst::BurstArgs),
+    /// Headroom reserved and shared buffer left under SIH, SHP and DSH for one switch.
+    PlanBuffer(plan_buffer::PlanBufferArgs),
     /// Generate a flow list (ns-3 HPCC simulator format) from a size distribution.
     Workload(workload_cmd::WorkloadArgs),
     /// Run the reference benchmark and report wall time, events/s and peak RSS.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Workload(a) => workload_cmd::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Burst(a) => burst::run(a),
+        Command::PlanBuffer(a) => plan_buffer::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Sonic(a) => sonic::run(a),
     };

@@ -45,3 +45,30 @@ fn dsh_absorbs_a_larger_burst_than_sih_without_pause() {
     );
     assert!(out.path().join("burst_absorbed.png").exists());
 }
+
+#[test]
+fn plan_buffer_reports_the_papers_reservations() {
+    let o = headroom(&["plan-buffer", "--delay-ns", "2000", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["eta_bytes"], 56_840);
+    let scheme = |name: &str| {
+        doc["schemes"]
+            .as_array()
+            .expect("schemes")
+            .iter()
+            .find(|s| s["scheme"] == name)
+            .cloned()
+            .expect("scheme present")
+    };
+    let reserved = |n: &str| {
+        scheme(n)["headroom_reserved_bytes"]
+            .as_u64()
+            .expect("bytes")
+    };
+    let shared = |n: &str| scheme(n)["shared_bytes"].as_u64().expect("bytes");
+    // 32 ports x 7 queues x 56,840 B, rounded up to 80 B cells per queue.
+    assert_eq!(reserved("SIH"), 32 * 7 * 56_880);
+    assert_eq!(reserved("DSH"), 32 * 56_880);
+    assert!(shared("DSH") > shared("SHP") && shared("SHP") > shared("SIH"));
+}
