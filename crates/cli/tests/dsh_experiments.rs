@@ -72,3 +72,48 @@ fn plan_buffer_reports_the_papers_reservations() {
     assert_eq!(reserved("DSH"), 32 * 56_880);
     assert!(shared("DSH") > shared("SHP") && shared("SHP") > shared("SIH"));
 }
+
+#[test]
+fn dsh_does_less_collateral_damage_than_sih() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().to_str().expect("utf-8 path");
+    let o = headroom(&[
+        "compare",
+        "examples/dsh/collateral.toml",
+        "--mmu",
+        "sih,dsh",
+        "--quiet",
+        "--no-plots",
+        "--out",
+        dir,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("compare.json")).expect("compare.json"),
+    )
+    .expect("json");
+    let run = |scheme: &str| {
+        doc["runs"]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .find(|r| r["scheme"] == scheme)
+            .cloned()
+            .expect("run present")
+    };
+    let innocent = |scheme: &str| {
+        run(scheme)["by_workload"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .find(|g| g["workload"] == "workload[1]")
+            .and_then(|g| g["slowdown_p50"].as_f64())
+            .expect("innocent flow finished")
+    };
+    let (sih, dsh) = (innocent("sih"), innocent("dsh"));
+    assert!(dsh < sih, "innocent flow slowdown: DSH {dsh} vs SIH {sih}");
+    let pauses = |s: &str| run(s)["queue_pauses"].as_u64().expect("count");
+    assert!(pauses("dsh") < pauses("sih"));
+    assert_eq!(run("sih")["lossless_drops"], 0);
+    assert_eq!(run("dsh")["lossless_drops"], 0);
+}

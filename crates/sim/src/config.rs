@@ -306,6 +306,10 @@ pub struct SwitchConfig {
     pub reservation: Reservation,
     /// How headroom is provided: SIH, SHP or DSH.
     pub scheme: SchemeConfig,
+    /// Ports of the switch chip, when it has more than the topology connects: headroom is
+    /// reserved for every port of the chip (unconnected ones like its most common connected
+    /// port), as a real switch does.
+    pub chip_ports: Option<usize>,
     /// Ingress alpha per port.
     pub alpha: AlphaPolicy,
     /// Egress alpha of lossy queues.
@@ -338,6 +342,7 @@ impl Default for SwitchConfig {
             },
             reservation: Reservation::PerPg,
             scheme: SchemeConfig::Sih,
+            chip_ports: None,
             alpha: AlphaPolicy::Fixed(
                 Alpha::from_dynamic_th(-3)
                     .unwrap_or_else(|_| unreachable!("-3 is within dynamic_th's range")),

@@ -25,6 +25,7 @@
 //! cell = "80B"                  # MMU cell
 //! private = "0B"                # private bytes per ingress PG
 //! headroom = "pfc-guide"        # pfc-guide | dsh | sonic | hpcc | a fixed size ("50KB")
+//! ports = 32                    # ports of the chip (reserved for even if unconnected)
 //! reservation = "per-pg"        # per-pg | per-port (SIH)
 //! scheme = "sih"                # sih | shp (needs [switch.shp] pool or over_subscribe_ratio)
 //!                               # | dsh ([switch.dsh] delta_q, delta_p; default 1500B each)
@@ -120,6 +121,11 @@ pub struct Scenario {
     pub config: SimConfig,
     /// Output options that are not part of the simulation itself.
     pub output: OutputOptions,
+    /// Labels of the `[[workload]]` entries that produced flows (`workload[0]`, ...).
+    pub workloads: Vec<String>,
+    /// For each flow of `config.flows`, the index in `workloads` of the entry that made it
+    /// (to report background and incast flows apart).
+    pub flow_workload: Vec<u32>,
 }
 
 /// Output options of a scenario (the `[output]` section; `sample_interval` and
@@ -442,10 +448,27 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             cx.err(name, span, reason)
         }
     })?;
+    let mut workloads: Vec<String> = Vec::new();
+    let flow_workload = origins
+        .iter()
+        .map(|(field, _)| {
+            let label = field.split('.').next().unwrap_or(field).to_string();
+            let i = workloads
+                .iter()
+                .position(|w| *w == label)
+                .unwrap_or_else(|| {
+                    workloads.push(label);
+                    workloads.len() - 1
+                });
+            i as u32
+        })
+        .collect();
     Ok(Scenario {
         name,
         config,
         output,
+        workloads,
+        flow_workload,
     })
 }
 
@@ -1192,6 +1215,7 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             "scheme",
             "shp",
             "dsh",
+            "ports",
             "alpha",
             "dynamic_th",
             "alpha_percent",
@@ -1229,6 +1253,9 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         };
     }
     parse_scheme(cx, &mut t, sw)?;
+    if let Some(f) = t.get(cx, "ports") {
+        sw.chip_ports = Some(f.uint(cx, 1, 4096)? as usize);
+    }
     let alpha_keys = ["alpha", "dynamic_th", "alpha_percent", "alpha_scaling"];
     let given: Vec<&str> = alpha_keys.iter().copied().filter(|k| t.has(k)).collect();
     if given.len() > 1 {
