@@ -168,8 +168,9 @@ impl PauseTimers {
             self.until[p] = self.until[p].min(now);
             return;
         }
-        let already = self.from[p] <= now && now < self.until[p];
-        if !already {
+        // A PAUSE that finds its timer pending (still within an earlier PAUSE's response
+        // time) or running extends it; only a PAUSE after the timer ran out starts anew.
+        if now >= self.until[p] {
             self.from[p] = now + response;
         }
         self.until[p] = now + response + quanta_time(rate, quanta);
@@ -294,6 +295,15 @@ mod tests {
         assert_eq!(t.next_change(Time(1), 3), Some(resp));
         assert_eq!(t.next_change(resp, 3), Some(end));
         assert_eq!(t.paused_time(end + Time(1000), 3), quanta_time(R, 100));
+    }
+
+    #[test]
+    fn a_second_pause_within_the_response_time_does_not_postpone_the_first() {
+        let mut t = PauseTimers::default();
+        let resp = Time::from_ns(300);
+        t.on_frame(Time::ZERO, 3, 100, R, resp);
+        t.on_frame(Time::from_ns(100), 3, 100, R, resp);
+        assert!(t.is_paused(resp, 3), "the first PAUSE takes effect on time");
     }
 
     #[test]

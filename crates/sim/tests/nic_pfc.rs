@@ -30,8 +30,16 @@ fn slow_receiver_pauses_its_switch_and_loses_nothing() {
     };
     let r = run(Some(nic));
     assert!(r.lossless_drops.is_empty(), "{:?}", r.lossless_drops);
-    let host_pauses = r.pfc_sent.iter().filter(|p| !p.is_switch && p.quanta > 0).count();
-    let host_resumes = r.pfc_sent.iter().filter(|p| !p.is_switch && p.quanta == 0).count();
+    let host_pauses = r
+        .pfc_sent
+        .iter()
+        .filter(|p| !p.is_switch && p.quanta > 0)
+        .count();
+    let host_resumes = r
+        .pfc_sent
+        .iter()
+        .filter(|p| !p.is_switch && p.quanta == 0)
+        .count();
     assert!(host_pauses > 0, "the NIC sent no PAUSE");
     assert!(host_resumes > 0, "the NIC never resumed");
     let f = &r.flows[0];
@@ -39,8 +47,14 @@ fn slow_receiver_pauses_its_switch_and_loses_nothing() {
     // Draining 4 MB at 50 Gb/s takes 640 us; the flow cannot finish much faster than that,
     // and PFC must not make it much slower.
     let drain_time = Rate::from_gbps(50).serialization(4_000_000);
-    assert!(fct >= Time(drain_time.as_ps() * 9 / 10), "fct {fct} < drain time {drain_time}");
-    assert!(fct <= Time(drain_time.as_ps() * 13 / 10), "fct {fct} >> drain time {drain_time}");
+    assert!(
+        fct >= Time(drain_time.as_ps() * 9 / 10),
+        "fct {fct} < drain time {drain_time}"
+    );
+    assert!(
+        fct <= Time(drain_time.as_ps() * 13 / 10),
+        "fct {fct} >> drain time {drain_time}"
+    );
 }
 
 #[test]

@@ -99,7 +99,7 @@ fn writes_all_files_with_matching_row_counts() {
         assert_eq!(cols[6].is_empty(), f.finish.is_none());
     }
     let pfc = lines(&out.join("pfc.csv"));
-    assert_eq!(pfc[0], "time_ns,node,port,priority,kind,quanta");
+    assert_eq!(pfc[0], "time_ns,node,port,priority,kind,quanta,scope");
     assert_eq!(pfc.len() - 1, r.pfc_sent.len());
     let pauses = pfc[1..].iter().filter(|l| l.contains(",pause,")).count() as u64;
     assert_eq!(pauses, summary.pfc.pause_frames);

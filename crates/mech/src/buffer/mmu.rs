@@ -27,8 +27,8 @@
 //! in the switch, because `T` moves with the free buffer: a queue can cross its threshold
 //! because another port filled the buffer.
 //!
-//! Release order: a departing packet frees exactly the cells of the region it was admitted
-//! to (its [`Placement`]): the "region of admission" policy.
+//! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
+//! then private (its [`Placement`] records only where it was admitted and how many cells).
 //!
 //! Invariants (checked by [`Mmu::check_conservation`] and the tests):
 //! - cells allocated = cells freed + cells resident, and the per-PG, per-port, per-egress-queue
@@ -497,7 +497,11 @@ impl Mmu {
         Ok(Placement { region, cells })
     }
 
-    /// Releases a packet admitted with `placement` (it left the switch).
+    /// Releases a packet admitted with `placement` (it left the switch). Its cells are freed
+    /// from its PG in LIFO order: headroom first, then shared, then private (the packets that
+    /// arrived last, into headroom, are conceptually the ones still queued behind it). This
+    /// lets a paused PG leave XOFF as soon as its backlog shrinks, instead of waiting for the
+    /// headroom packets at the tail of its queue.
     pub fn release(
         &mut self,
         in_port: usize,
@@ -510,29 +514,26 @@ impl Mmu {
         let qi = out_port * PRIORITIES + usize::from(prio);
         let cells = placement.cells;
         let lossless = self.is_lossless(prio);
+        let shp = matches!(self.scheme, HeadroomScheme::Shp { .. });
         let pg = &mut self.pgs[pgi];
         let ps = &mut self.port_state[in_port];
-        match placement.region {
-            Region::Private => {
-                pg.private -= cells;
-                self.private_used -= u64::from(cells);
-            }
-            Region::Shared => {
-                pg.shared -= cells;
-                self.shared_used -= u64::from(cells);
-                if lossless {
-                    ps.shared -= u64::from(cells);
-                }
-            }
-            Region::Headroom => {
-                pg.headroom -= cells;
-                self.headroom_used -= u64::from(cells);
-                ps.headroom -= cells;
-                if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
-                    self.hpool_used -= u64::from(cells);
-                }
-            }
+        let h = cells.min(pg.headroom);
+        pg.headroom -= h;
+        ps.headroom -= h;
+        self.headroom_used -= u64::from(h);
+        if shp {
+            self.hpool_used -= u64::from(h);
         }
+        let sh = (cells - h).min(pg.shared);
+        pg.shared -= sh;
+        self.shared_used -= u64::from(sh);
+        if lossless {
+            ps.shared -= u64::from(sh);
+        }
+        let pr = cells - h - sh;
+        debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
+        pg.private -= pr;
+        self.private_used -= u64::from(pr);
         self.egress[qi] -= cells;
         self.freed += u64::from(cells);
         self.evaluate(out);

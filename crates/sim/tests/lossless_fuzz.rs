@@ -1,0 +1,365 @@
+//! Randomized lossless scenarios (buffer-and-pfc.md §6): small fabrics (star, dumbbell,
+//! leaf-spine), random incasts and background flows on one or two lossless priorities
+//! (plus some lossy traffic that competes for the shared pool), random rates, cables,
+//! MTUs, cell sizes, alphas and PFC modes, with buffers only a little larger than the
+//! headroom reservation so that PFC fires all the time. Headroom is sized by one of the
+//! three formulas. Every case must end with:
+//! - zero lossless drops,
+//! - the conservation invariants holding (also checked mid-run),
+//! - every flow finished (no deadlock: these topologies have no cyclic buffer dependency),
+//!   long before a generous stop time.
+//!
+//! Soundness of the sizing: the PFC guide and DSH formulas count bytes, not cells, so they
+//! are used with cells no larger than 64 B (at most 64 B of rounding per frame, far less
+//! than their slack: their MTU terms assume 9216 B frames and the refresh margin below),
+//! and padded by their known 104 B blind spot (`GAP`);
+//! SONiC's formula, which has a cell-occupancy factor, is used with 1-256 B cells and a
+//! small-packet share of 100 %. PAUSE refreshes are sent at half the timer, so the timer is
+//! chosen long enough that half of it exceeds a maximum frame plus the PFC frame.
+
+use headroom_mech::buffer::formula;
+use headroom_mech::buffer::Alpha;
+use headroom_mech::cc::DcqcnConfig;
+use headroom_mech::pfc::{PfcConfig, PFC_FRAME_BYTES};
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing, SimConfig};
+use headroom_sim::net::Simulation;
+use headroom_sim::results::StopReason;
+use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
+use headroom_sim::workload::FlowSpec;
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+use rand::Rng;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+const STOP: Time = Time::from_ms(100);
+/// One maximum frame of extra headroom, because the engine still decides admission (and
+/// XOFF) at the *last* bit of a frame: a frame mostly received before an XOFF decision is
+/// charged to headroom whole (see `known_failures` and `headroom_formula.rs`). Remove this
+/// once admission happens at the first bit.
+const LAST_BIT_PAD: u64 = formula::MAX_FRAME_BYTES;
+/// The PFC guide's and the DSH paper's formulas do not count the PFC frame's own wire time
+/// (64 B + 20 B preamble/gap) nor the preamble/gap of the frame it waits behind; at some
+/// cable lengths that blind spot is exceeded by up to 62 B (`headroom_formula.rs`,
+/// `formulas_cover_adversarial_cable_lengths`). It is added here (through the MTU_R term,
+/// and through the MTU of the DSH formula, which it counts twice) so that this property
+/// tests the engine, not that known gap.
+const GAP: u64 = PFC_FRAME_BYTES + 2 * 20;
+/// Go-back-N timeout (the HPCC simulator's 1 ms default would do as well; lossy tail drops
+/// are recovered by it). A stalled lossless flow paused with nothing outstanding for longer
+/// than this used to make the engine re-arm the timer every picosecond (see
+/// `conservation.rs`, `paused_idle_flow_does_not_spin_its_retransmission_timer`).
+const RTO: Time = Time::from_us(200);
+
+/// A scenario, described for the failure message.
+#[derive(Debug)]
+struct Case {
+    what: String,
+    cfg: SimConfig,
+}
+
+fn pick<T: Copy>(rng: &mut Pcg64, xs: &[T]) -> T {
+    xs[rng.gen_range(0..xs.len())]
+}
+
+fn topology(rng: &mut Pcg64) -> (String, Topology) {
+    let rate = Rate::from_gbps(pick(rng, &[25, 40, 100]));
+    let delay = Time::from_ns(rng.gen_range(10..2_000));
+    match rng.gen_range(0..3) {
+        0 => {
+            let n = rng.gen_range(3..=6);
+            (
+                format!("star({n}, {rate}, {delay})"),
+                builders::star(n, rate, delay).expect("star"),
+            )
+        }
+        1 => {
+            let (l, r) = (rng.gen_range(1..=3), rng.gen_range(1..=3));
+            let b = Rate(rate.bps() / pick(rng, &[1, 2, 4]));
+            (
+                format!("dumbbell({l}, {r}, {rate}, {b}, {delay})"),
+                builders::dumbbell(l, r, rate, b, delay).expect("dumbbell"),
+            )
+        }
+        _ => {
+            let (leaves, spines, hpl) = (
+                rng.gen_range(2..=3),
+                rng.gen_range(1..=2),
+                rng.gen_range(1..=3),
+            );
+            let p = builders::LeafSpine::new(leaves, spines, hpl, rate, delay);
+            let p = if rng.gen_bool(0.5) {
+                p.with_oversubscription(pick(rng, &[1.0, 2.0]))
+                    .expect("ratio")
+            } else {
+                p
+            };
+            (
+                format!("{p:?}"),
+                builders::leaf_spine(&p).expect("leaf_spine"),
+            )
+        }
+    }
+}
+
+/// Headroom reserved by the most demanding switch (`Reservation::PerPg`): every lossless PG
+/// of every port gets the formula's bytes, rounded up to cells.
+fn max_reserved(topo: &Topology, h: &HeadroomSizing, cell: u32, lossless: u8) -> u64 {
+    let mut per_switch = vec![0u64; topo.nodes.len()];
+    for l in &topo.links {
+        let b = h.bytes(l.rate, l.delay, cell).div_ceil(u64::from(cell)) * u64::from(cell);
+        for n in [l.a, l.b] {
+            if topo.nodes[n.index()] == NodeKind::Switch {
+                per_switch[n.index()] += b * u64::from(lossless.count_ones());
+            }
+        }
+    }
+    per_switch.into_iter().max().unwrap_or(0)
+}
+
+fn case(seed: u64) -> Case {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let (tname, topo) = topology(&mut rng);
+    let hosts = topo.hosts();
+    let lossless_prios: Vec<u8> = if rng.gen_bool(0.5) {
+        vec![3]
+    } else {
+        vec![3, 4]
+    };
+    let lossless = lossless_prios.iter().fold(0u8, |m, p| m | (1 << p));
+    let mtu_payload = pick(&mut rng, &[1000u64, 4000, 9168]);
+
+    // Flows: one or two synchronized incasts plus random background flows.
+    let mut flows = Vec::new();
+    let mut dport = 100u16;
+    for _ in 0..rng.gen_range(1..=2) {
+        let dst = pick(&mut rng, &hosts);
+        let senders: Vec<NodeId> = hosts.iter().copied().filter(|&h| h != dst).collect();
+        let k = rng.gen_range(2.min(senders.len())..=senders.len());
+        let start = Time::from_ns(rng.gen_range(0..20_000));
+        let size = rng.gen_range(10_000..400_000);
+        let prio = pick(&mut rng, &lossless_prios);
+        for &src in senders.iter().take(k) {
+            flows.push(FlowSpec {
+                src,
+                dst,
+                prio,
+                size,
+                start,
+                dport,
+            });
+            dport += 1;
+        }
+    }
+    for _ in 0..rng.gen_range(0..20) {
+        let src = pick(&mut rng, &hosts);
+        let dst = loop {
+            let d = pick(&mut rng, &hosts);
+            if d != src {
+                break d;
+            }
+        };
+        // One background flow in five is lossy (priority 0): it fills the shared pool and
+        // moves the lossless PGs' thresholds, and may be dropped (then retransmitted).
+        let prio = if rng.gen_bool(0.2) {
+            0
+        } else {
+            pick(&mut rng, &lossless_prios)
+        };
+        let size = rng.gen_range(1..200_000);
+        let start = Time::from_ns(rng.gen_range(0..50_000));
+        flows.push(FlowSpec {
+            src,
+            dst,
+            prio,
+            size,
+            start,
+            dport,
+        });
+        dport += 1;
+    }
+    flows.sort_by_key(|f| f.start);
+
+    let (hname, headroom, cell) = match rng.gen_range(0..3) {
+        0 => (
+            "pfc_guide",
+            HeadroomSizing::PfcGuide {
+                mtu_r: formula::MAX_FRAME_BYTES + GAP + LAST_BIT_PAD,
+                mtu_s: formula::MAX_FRAME_BYTES,
+                response: formula::PEER_RESPONSE_BYTES,
+            },
+            pick(&mut rng, &[1u32, 16, 64]),
+        ),
+        1 => (
+            "dsh",
+            HeadroomSizing::Dsh {
+                mtu: formula::MAX_FRAME_BYTES + (GAP + LAST_BIT_PAD) / 2,
+            },
+            pick(&mut rng, &[1u32, 16, 64]),
+        ),
+        _ => (
+            "sonic",
+            HeadroomSizing::SonicGeneric {
+                port_mtu: formula::MAX_FRAME_BYTES + LAST_BIT_PAD,
+                lossless_mtu: formula::MAX_FRAME_BYTES,
+                small_packet_percent: 100,
+                mac_phy_bytes: 819,
+                gearbox_delay: Time::ZERO,
+                default_peer_response: 3891,
+            },
+            pick(&mut rng, &[1u32, 80, 96, 144, 192, 256]),
+        ),
+    };
+    let pfc = if rng.gen_bool(0.5) {
+        PfcConfig::explicit_resume_mode()
+    } else {
+        PfcConfig::refresh_mode(rng.gen_range(400..=4000))
+    };
+    let alpha = Alpha::from_dynamic_th(rng.gen_range(-4..=1)).expect("in range");
+    let extra = rng.gen_range(20_000..300_000);
+    let cc = if rng.gen_bool(0.7) {
+        CcConfig::None
+    } else {
+        CcConfig::Dcqcn(DcqcnConfig::default())
+    };
+
+    let mut cfg = SimConfig::new(topo.clone(), flows);
+    cfg.seed = seed;
+    cfg.stop_time = Some(STOP);
+    cfg.host.mtu_payload = mtu_payload;
+    cfg.host.cc = cc.clone();
+    cfg.host.rto = RTO;
+    cfg.switch.cell_bytes = cell;
+    cfg.switch.lossless = lossless;
+    cfg.switch.pfc = pfc;
+    cfg.switch.alpha = AlphaPolicy::Fixed(alpha);
+    cfg.switch.buffer_bytes = max_reserved(&topo, &headroom, cell, lossless) + extra;
+    cfg.switch.headroom = headroom;
+    let what = format!(
+        "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
+         {hname} cells {cell}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}",
+        cfg.flows.len(),
+        alpha.value(),
+        cfg.switch.buffer_bytes,
+        if matches!(cc, CcConfig::None) {
+            "none"
+        } else {
+            "dcqcn"
+        },
+    );
+    Case { what, cfg }
+}
+
+fn check(c: &Case) -> Result<(u64, usize), String> {
+    let mut sim = Simulation::new(c.cfg.clone()).map_err(|e| format!("build: {e}"))?;
+    // Mid-run invariant checks at a few instants, then to the end.
+    for t in [5u64, 20, 80] {
+        if sim.run_until(Time::from_us(t)) {
+            break;
+        }
+        sim.check_invariants()
+            .map_err(|e| format!("at {t} us: {e}"))?;
+    }
+    sim.run_until(Time::MAX);
+    sim.check_invariants()
+        .map_err(|e| format!("at the end: {e}"))?;
+    let r = sim.finish();
+    if !r.lossless_drops.is_empty() {
+        return Err(format!(
+            "{} lossless drops, first {:?}; peak PG headroom {:?}",
+            r.lossless_drops.len(),
+            r.lossless_drops[0],
+            r.switches
+                .iter()
+                .map(|s| s.peak_pg_headroom_bytes)
+                .collect::<Vec<_>>()
+        ));
+    }
+    if r.stop_reason != Some(StopReason::AllFlowsDone) {
+        let open = r.flows.iter().filter(|f| f.finish.is_none()).count();
+        return Err(format!(
+            "stopped {:?} at {} with {open} flows open",
+            r.stop_reason, r.end_time
+        ));
+    }
+    for s in &r.switches {
+        if s.cells_allocated != s.cells_freed + s.cells_resident || s.cells_resident != 0 {
+            return Err(format!("switch {}: cells not conserved {s:?}", s.node));
+        }
+    }
+    if r.bytes.sent != r.bytes.delivered + r.bytes.dropped || r.bytes.in_flight != 0 {
+        return Err(format!("bytes not conserved: {:?}", r.bytes));
+    }
+    let pauses = r
+        .ports
+        .iter()
+        .map(|p| p.pause_sent.iter().map(|&n| u64::from(n)).sum::<u64>())
+        .sum();
+    Ok((pauses, r.flows.len()))
+}
+
+proptest! {
+    // A fixed RNG seed: the same 300 scenarios on every run and machine (change the seed to
+    // explore others). No persistence file: failing seeds go into `known_failures` below.
+    #![proptest_config(ProptestConfig {
+        cases: 300,
+        max_shrink_iters: 0,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x6865_6164_726f_6f6d),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn lossless_under_random_scenarios(seed in any::<u64>()) {
+        let c = case(seed);
+        let res = check(&c);
+        prop_assert!(res.is_ok(), "{}\n{}", c.what, res.err().unwrap_or_default());
+    }
+}
+
+/// Scenarios the property found failing before `LAST_BIT_PAD`, kept as regression seeds
+/// (they pass with the pad). Each dropped a lossless frame because the switch
+/// decides admission (and XOFF) at the *last* bit of a frame: a PG pushed into XOFF by
+/// another port's admission while one of its maximum-size frames was almost received, or a
+/// frame that found no free shared cell when it completed, is charged to headroom whole
+/// although it began to arrive before the XOFF decision — one frame more than any formula
+/// budgets (see `headroom_formula.rs`,
+/// `xoff_decided_mid_frame_by_another_port_stays_within_the_formulas`). With one extra
+/// frame of headroom they all pass (checked); with admission at a frame's first bit, the
+/// seeds that failed this way passed as sized on a patched copy of the engine.
+#[test]
+fn known_failures() {
+    let mut failures = Vec::new();
+    for seed in [
+        7_395_757_315_856_719_109u64,
+        18_277_508_412_240_617_415,
+        8_409_404_243_176_014_170,
+        1_941_426_472_705_316_432,
+    ] {
+        let c = case(seed);
+        if let Err(e) = check(&c) {
+            failures.push(format!("{}\n  {e}", c.what));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// PFC really fires in these scenarios (the property above is not vacuous).
+#[test]
+fn scenarios_exercise_pfc() {
+    let mut with_pauses = 0;
+    let n = 30;
+    for seed in 0..n {
+        let c = case(seed);
+        let (pauses, _) = check(&c).unwrap_or_else(|e| panic!("{}\n{e}", c.what));
+        if pauses > 0 {
+            with_pauses += 1;
+        }
+    }
+    eprintln!("{with_pauses}/{n} scenarios sent PAUSE frames");
+    assert!(
+        with_pauses * 2 >= n,
+        "PFC fired in only {with_pauses} of {n} scenarios"
+    );
+}
