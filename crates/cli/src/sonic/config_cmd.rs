@@ -586,9 +586,6 @@ fn profile_set(ctx: &mut Ctx, s: &ProfileSpec) -> Result<String> {
         );
     };
     let old: BufferProfile = old.clone();
-    if !s.has_headroom() && s.dynamic_th.is_none() {
-        fail!("nothing to set: give --xon, --xoff, --size or --dynamic-th");
-    }
     if let Some(p) = s.pool.as_ref().filter(|p| **p != old.pool) {
         fail!(
             "the pool of profile {} cannot change ({} → {p}): orchagent creates a profile's \
@@ -596,6 +593,9 @@ fn profile_set(ctx: &mut Ctx, s: &ProfileSpec) -> Result<String> {
             s.name,
             old.pool
         );
+    }
+    if !s.has_headroom() && s.dynamic_th.is_none() {
+        fail!("nothing to set: give --xon, --xoff, --size or --dynamic-th");
     }
     let mut fields: Vec<(&str, String)> = Vec::new();
     if s.has_headroom() {

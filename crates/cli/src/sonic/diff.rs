@@ -6,27 +6,31 @@
 //! by key:
 //! - profiles created, removed, and modified (field by field);
 //! - PG map, queue and profile-list entries added, removed or pointing at another profile;
-//! - every pool's size and shared-headroom-pool `xoff` before and after, with the change.
+//! - every pool's size and shared-headroom-pool `xoff` before and after, with the change;
+//! - the pool accounting: lossless PG headroom, shared headroom pool, occupied and available
+//!   bytes.
 //!
 //! Printed as tables, or with `--json` as one JSON document:
 //! `{"changed": bool, "profiles": {"created": {name: fields}, "removed": {…},
 //! "modified": {name: {field: {"before": v|null, "after": v|null}}}}, "pgs" / "queues" /
 //! "ingress_profile_lists" / "egress_profile_lists": {"added": {key: value}, "removed": {…},
 //! "changed": {key: {"before": v, "after": v}}}, "pools": {name: {"size": {"before": n|null,
-//! "after": n|null, "change": n}, "xoff": {…}}}}`.
+//! "after": n|null, "change": n}, "xoff": {…}}}, "accounting": {item: {"before": n, "after": n,
+//! "change": n}}}`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use headroom_sonic::pool::{PoolDebug, PoolOutcome};
 use headroom_sonic::tables::appl::names;
 use headroom_sonic::tables::raw::{Fields, RawDb, RawTable};
 use serde_json::{json, Map, Value};
 
 use super::input::{self, FileSource, InputArgs, Source};
-use super::output::{json_text, Table};
-use super::plan;
+use super::output::{json_text, natural_cmp, Table};
+use super::plan::{self, Planned};
 use super::{fail, ModelName, Result};
 
 /// Arguments of `headroom sonic diff`.
@@ -96,6 +100,23 @@ struct PlanDiff {
     old: RawDb,
     new: RawDb,
     tables: BTreeMap<&'static str, TableDiff>,
+    /// Pool-accounting items: (name, before, after), bytes.
+    accounting: Vec<(&'static str, Option<u64>, Option<u64>)>,
+}
+
+/// The accounting items compared by `diff` (sonic-buffer.md §5.2), when computed.
+fn accounting(p: &Planned) -> Vec<(&'static str, Option<u64>)> {
+    let d = match &p.rendered.pools {
+        PoolOutcome::Computed { debug, .. } => Some(debug.as_ref()),
+        PoolOutcome::Fallback { .. } => None,
+    };
+    let v = |f: fn(&PoolDebug) -> f64| d.map(|d| f(d).ceil().max(0.0) as u64);
+    vec![
+        ("lossless PG headroom", v(|d| d.lossless_headroom)),
+        ("shared headroom pool", v(|d| d.shp_size)),
+        ("occupied", v(|d| d.occupied)),
+        ("available for shared pools", v(|d| d.available)),
+    ]
 }
 
 const TABLES: [&str; 6] = [
@@ -108,12 +129,23 @@ const TABLES: [&str; 6] = [
 ];
 
 impl PlanDiff {
-    fn new(old: RawDb, new: RawDb) -> PlanDiff {
+    fn new(before: &Planned, after: &Planned) -> PlanDiff {
+        let (old, new) = (plan::appl_db(before), plan::appl_db(after));
         let tables = TABLES
             .iter()
             .map(|t| (*t, TableDiff::of(old.get(*t), new.get(*t))))
             .collect();
-        PlanDiff { old, new, tables }
+        let accounting = accounting(before)
+            .into_iter()
+            .zip(accounting(after))
+            .map(|((name, a), (_, b))| (name, a, b))
+            .collect();
+        PlanDiff {
+            old,
+            new,
+            tables,
+            accounting,
+        }
     }
 
     fn table(&self, t: &str) -> TableDiff {
@@ -238,6 +270,17 @@ fn to_json(d: &PlanDiff) -> Value {
         pools.insert(pool, Value::Object(pm));
     }
     top.insert("pools".into(), Value::Object(pools));
+    let acc: Map<String, Value> = d
+        .accounting
+        .iter()
+        .map(|(name, a, b)| {
+            (
+                name.to_string(),
+                json!({"before": num(*a), "after": num(*b), "change": change(*a, *b) as i64}),
+            )
+        })
+        .collect();
+    top.insert("accounting".into(), Value::Object(acc));
     Value::Object(top)
 }
 
@@ -315,15 +358,20 @@ fn to_text(d: &PlanDiff) -> String {
         if td.is_empty() {
             continue;
         }
-        let mut tab = Table::new(["Key", "Before", "After"]);
+        let mut rows: Vec<[String; 3]> = Vec::new();
         for (k, f) in &td.removed {
-            tab.row([k.clone(), entry_value(f), "-".into()]);
+            rows.push([k.clone(), entry_value(f), "-".into()]);
         }
         for (k, f) in &td.added {
-            tab.row([k.clone(), "-".into(), entry_value(f)]);
+            rows.push([k.clone(), "-".into(), entry_value(f)]);
         }
         for (k, (a, b)) in &td.changed {
-            tab.row([k.clone(), entry_value(a), entry_value(b)]);
+            rows.push([k.clone(), entry_value(a), entry_value(b)]);
+        }
+        rows.sort_by(|a, b| natural_cmp(&a[0], &b[0]));
+        let mut tab = Table::new(["Key", "Before", "After"]);
+        for r in rows {
+            tab.row(r);
         }
         let n = td.added.len() + td.removed.len() + td.changed.len();
         out.push_str(&format!("{title} changes ({n}):\n{}\n", tab.render()));
@@ -344,7 +392,13 @@ fn to_text(d: &PlanDiff) -> String {
         let s = |v: Option<u64>| v.map_or_else(|| "-".into(), |n| n.to_string());
         t.row([pool.clone(), s(a), s(b), signed(change(a, b)), s(xa), s(xb)]);
     }
-    out.push_str(&format!("Pools:\n{}", t.render()));
+    out.push_str(&format!("Pools:\n{}\n", t.render()));
+    let mut t = Table::new(["Buffer accounting", "Before", "After", "Change"]);
+    for (name, a, b) in &d.accounting {
+        let s = |v: &Option<u64>| v.map_or_else(|| "-".into(), |n| n.to_string());
+        t.row([name.to_string(), s(a), s(b), signed(change(*a, *b))]);
+    }
+    out.push_str(&t.render());
     out
 }
 
@@ -363,9 +417,9 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         a.input.asic_table.as_deref(),
         a.input.peripheral_table.as_deref(),
     )?;
-    let before = plan::appl_db(&plan::compute(&old, a.model)?);
-    let after = plan::appl_db(&plan::compute(&new, a.model)?);
-    let d = PlanDiff::new(before, after);
+    let before = plan::compute(&old, a.model)?;
+    let after = plan::compute(&new, a.model)?;
+    let d = PlanDiff::new(&before, &after);
     if a.json {
         print!("{}", json_text(&to_json(&d)));
     } else {

@@ -23,8 +23,9 @@ pub fn json_text(value: &serde_json::Value) -> String {
     out
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`. On error `path` is untouched and the temporary removed.
+/// Writes `text` to `path` atomically: a temporary file in the same directory (with the
+/// permissions of the file it replaces), flushed to disk, then renamed over `path`. On error
+/// `path` is untouched and the temporary removed.
 pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let dir = path
         .parent()
@@ -40,6 +41,9 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         drop(f);
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
         std::fs::rename(&tmp, path)
     })();
     result.map_err(|e| {
@@ -122,6 +126,37 @@ impl Table {
     }
 }
 
+/// Compares names the way SONiC's `show` commands sort ports (natsort): runs of digits by
+/// value, so `Ethernet8` comes before `Ethernet16` and `Ethernet104`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let b = s.as_bytes();
+        for i in 1..=b.len() {
+            if i == b.len() || b[i].is_ascii_digit() != b[start].is_ascii_digit() {
+                out.push((b[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for (x, y) in ca.iter().zip(cb.iter()) {
+        let o = match (x, y) {
+            ((true, x), (true, y)) => {
+                let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+                x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+            }
+            ((_, x), (_, y)) => x.cmp(y),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
+}
+
 /// SONiC's key/value block: `Title: name`, then the pairs between dashed rules, then a blank
 /// line (the format of `show buffer configuration|information`).
 pub fn kv_block(title: &str, pairs: &[(String, String)]) -> String {
@@ -159,6 +194,12 @@ mod tests {
         assert_eq!(
             block,
             "Pool: p\n----  --------\nmode  dynamic\nsize  13945824\n----  --------\n\n"
+        );
+        let mut names = vec!["Ethernet16", "Ethernet104", "Ethernet8", "Ethernet8a", "lo"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            names,
+            ["Ethernet8", "Ethernet8a", "Ethernet16", "Ethernet104", "lo"]
         );
         let mut t = Table::new(["Port", "PG"]);
         t.row(["Ethernet0", "3-4"]);

@@ -25,7 +25,7 @@ use headroom_sonic::tables::config::ConfigDb;
 use headroom_sonic::tables::raw::{Fields, RawTable};
 
 use super::input::{InputArgs, Loaded};
-use super::output::{kv_block, Table};
+use super::output::{kv_block, natural_cmp, Table};
 use super::plan::{self, Planned};
 use super::{ModelName, Result};
 
@@ -188,7 +188,9 @@ pub fn pg_map_view(loaded: &Loaded, r: &Rendered) -> String {
     let mut t = Table::new([
         "Port", "Speed", "Lanes", "Cable", "PG", "Profile", "xon", "xoff", "size",
     ]);
-    for (k, profile) in &r.appl.pgs {
+    let mut pgs: Vec<_> = r.appl.pgs.iter().collect();
+    pgs.sort_by(|(a, _), (b, _)| natural_cmp(&a.port, &b.port).then(a.ids.cmp(&b.ids)));
+    for (k, profile) in pgs {
         let port = c.ports.get(&k.port);
         let speed = port
             .and_then(|p| {
@@ -224,12 +226,13 @@ pub fn pg_map_view(loaded: &Loaded, r: &Rendered) -> String {
         "Priority groups (APPL_DB BUFFER_PG_TABLE):\n{}\n",
         t.render()
     );
-    let down: Vec<&str> = c
+    let mut down: Vec<&str> = c
         .ports
         .iter()
         .filter(|(_, p)| !p.is_up())
         .map(|(n, _)| n.as_str())
         .collect();
+    down.sort_by(|a, b| natural_cmp(a, b));
     if !down.is_empty() {
         out.push_str(&format!(
             "Admin-down ports (no buffers reserved): {}\n\n",
@@ -311,8 +314,9 @@ pub fn checks_view(checks: &std::collections::BTreeMap<String, CheckOutcome>) ->
         return "Maximum-headroom check: not evaluated (STATE_DB has no max_headroom_size)\n\n"
             .into();
     }
-    let failed: Vec<&(&String, &CheckOutcome)> =
+    let mut failed: Vec<&(&String, &CheckOutcome)> =
         evaluated.iter().filter(|(_, c)| !c.passed).collect();
+    failed.sort_by(|(a, _), (b, _)| natural_cmp(a, b));
     let mut out = format!(
         "Maximum-headroom check: {} of {} ports pass\n",
         evaluated.len() - failed.len(),
@@ -375,7 +379,9 @@ pub fn dsh_view(p: &DshPlan, loaded: &Loaded) -> String {
     let mut t = Table::new([
         "Port", "Speed", "Cable", "eta", "Nq", "Xqoff", "Xqon", "Xpoff", "Xpon",
     ]);
-    for (name, th) in &p.ports {
+    let mut ports: Vec<_> = p.ports.iter().collect();
+    ports.sort_by(|(a, _), (b, _)| natural_cmp(a, b));
+    for (name, th) in ports {
         let c = &loaded.config;
         t.row([
             name.clone(),
