@@ -928,7 +928,7 @@ mod tests {
         let omega = u64::from(m.pg(0, 3).shared);
         let t = (960 - omega) / 2;
         assert!(
-            omega > t - 20 && omega - 1 <= (960 - omega + 1) / 2 - 20,
+            omega > t - 20 && omega - 1 <= (961 - omega) / 2 - 20,
             "omega {omega}, T {t}"
         );
         assert_eq!(

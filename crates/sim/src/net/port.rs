@@ -94,7 +94,7 @@ impl Port {
         error_rate: f64,
         red: RedConfig,
     ) -> Self {
-        let ps_per_byte = (rate.bps() > 0 && 8_000_000_000_000u64 % rate.bps() == 0)
+        let ps_per_byte = (rate.bps() > 0 && 8_000_000_000_000u64.is_multiple_of(rate.bps()))
             .then(|| 8_000_000_000_000u64 / rate.bps());
         Port {
             node,
