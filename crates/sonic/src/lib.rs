@@ -25,6 +25,7 @@
 //! Everything except [`swss`] is sans-IO and deterministic (`BTreeMap` everywhere).
 //! Section numbers (§) refer to the behaviour spec `sonic-buffer.md`.
 
+pub mod bufmgr;
 pub mod check;
 pub mod defaults;
 pub mod lua;
