@@ -14,7 +14,7 @@
 
 use clap::Args;
 use headroom_mech::units::{parse_time, Time};
-use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
+use headroom_sim::config::SimConfig;
 use headroom_sim::net::Simulation;
 use headroom_sim::scenario;
 use headroom_sim::topology::{NodeId, NodeKind};
@@ -97,21 +97,8 @@ fn absorbed(
 
 fn with_scheme(base: &SimConfig, name: &str, a: &BurstArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    cfg.switch.scheme = match (name, &base.switch.scheme) {
-        ("sih", _) => SchemeConfig::Sih,
-        ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
-        ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(a.shp_ratio)),
-        ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
-        ("dsh", _) => SchemeConfig::Dsh {
-            delta_q: a.dsh_delta,
-            delta_p: a.dsh_delta,
-        },
-        (other, _) => {
-            return Err(miette!(
-                "--mmu: unknown scheme `{other}` (expected sih, shp or dsh)"
-            ))
-        }
-    };
+    cfg.switch.scheme =
+        crate::compare::scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 

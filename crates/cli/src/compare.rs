@@ -55,24 +55,36 @@ struct Row {
     headroom_reserved_bytes: f64,
 }
 
-/// The configuration of `base` with scheme `name`.
-fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
-    let mut cfg = base.clone();
-    cfg.switch.scheme = match (name, &base.switch.scheme) {
+/// The scheme called `name` (`sih`, `shp`, `dsh`) for a scenario whose own scheme is
+/// `own`: the scenario's parameters when it already uses that scheme, else SHP with
+/// `shp_ratio` and DSH with `dsh_delta` of hysteresis at both levels.
+pub(crate) fn scheme_named(
+    name: &str,
+    own: &SchemeConfig,
+    shp_ratio: f64,
+    dsh_delta: u64,
+) -> Result<SchemeConfig> {
+    Ok(match (name, own) {
         ("sih", _) => SchemeConfig::Sih,
         ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
-        ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(a.shp_ratio)),
+        ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(shp_ratio)),
         ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
         ("dsh", _) => SchemeConfig::Dsh {
-            delta_q: a.dsh_delta,
-            delta_p: a.dsh_delta,
+            delta_q: dsh_delta,
+            delta_p: dsh_delta,
         },
         (other, _) => {
             return Err(miette!(
                 "--mmu: unknown scheme `{other}` (expected sih, shp or dsh)"
             ))
         }
-    };
+    })
+}
+
+/// The configuration of `base` with scheme `name`.
+fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    cfg.switch.scheme = scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 
