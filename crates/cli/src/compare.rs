@@ -160,11 +160,33 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         .map_err(|e| miette!("{e}"))?;
     }
 
+    // Flow groups of the per-workload columns: each `[[workload]]`, or, with many, each kind.
+    let by_kind = s.workloads.len() > 4;
+    let mut groups_names: Vec<String> = Vec::new();
+    let group_of: Vec<u32> = s
+        .flow_workload
+        .iter()
+        .map(|&w| {
+            let label = if by_kind {
+                s.workload_kinds[w as usize].clone()
+            } else {
+                s.workloads[w as usize].clone()
+            };
+            let i = groups_names
+                .iter()
+                .position(|g| *g == label)
+                .unwrap_or_else(|| {
+                    groups_names.push(label);
+                    groups_names.len() - 1
+                });
+            i as u32
+        })
+        .collect();
     let mut table = String::new();
     let mut csv = String::from(
         "scheme,shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
     );
-    for w in &s.workloads {
+    for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
     }
     csv.push('\n');
@@ -210,9 +232,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();
         let (p50, p99) = slowdowns(r, |_| true);
         let mut groups = Vec::new();
-        for (wi, w) in s.workloads.iter().enumerate() {
-            let (g50, g99) = slowdowns(r, |i| s.flow_workload.get(i) == Some(&(wi as u32)));
-            groups.push(json!({"workload": w, "slowdown_p50": g50, "slowdown_p99": g99}));
+        for (gi, g) in groups_names.iter().enumerate() {
+            let (g50, g99) = slowdowns(r, |i| group_of.get(i) == Some(&(gi as u32)));
+            groups.push(json!({"workload": g, "slowdown_p50": g50, "slowdown_p99": g99}));
         }
         let _ = write!(
             csv,
@@ -267,15 +289,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "by_workload": groups,
         }));
     }
-    if s.workloads.len() > 1 {
-        let _ = writeln!(table, "\nFCT slowdown p50 / p99 by workload:");
+    if groups_names.len() > 1 {
+        let what = if by_kind { "workload kind" } else { "workload" };
+        let _ = writeln!(table, "\nFCT slowdown p50 / p99 by {what}:");
         for row in &rows {
             let mut line = format!("{:<6}", row.scheme);
-            for (wi, w) in s.workloads.iter().enumerate() {
-                let (g50, g99) = slowdowns(&row.results, |i| {
-                    s.flow_workload.get(i) == Some(&(wi as u32))
-                });
-                let _ = write!(line, "  {w}: {} / {}", fmt_opt(g50), fmt_opt(g99));
+            for (gi, g) in groups_names.iter().enumerate() {
+                let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
+                let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
             }
             let _ = writeln!(table, "{line}");
         }

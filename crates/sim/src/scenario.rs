@@ -123,6 +123,8 @@ pub struct Scenario {
     pub output: OutputOptions,
     /// Labels of the `[[workload]]` entries that produced flows (`workload[0]`, ...).
     pub workloads: Vec<String>,
+    /// The kind of each entry of `workloads` (`poisson`, `incast`, ...).
+    pub workload_kinds: Vec<String>,
     /// For each flow of `config.flows`, the index in `workloads` of the entry that made it
     /// (to report background and incast flows apart).
     pub flow_workload: Vec<u32>,
@@ -394,6 +396,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             parse_workload(&cx, &w, i, seed, &config.topology, &mut flows)?;
         }
     }
+    let kinds = flows.kinds.clone();
     let (list, origins) = flows.finish();
     config.flows = list;
     if let Some(f) = top.get(&cx, "link_failure") {
@@ -463,11 +466,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             i as u32
         })
         .collect();
+    let workload_kinds = workloads
+        .iter()
+        .map(|w| kinds.get(w).cloned().unwrap_or_default())
+        .collect();
     Ok(Scenario {
         name,
         config,
         output,
         workloads,
+        workload_kinds,
         flow_workload,
     })
 }
@@ -1826,6 +1834,8 @@ struct Flows {
     origin: Vec<usize>,
     /// Field path and span of each flow source.
     sources: Vec<Source>,
+    /// Kind of each `[[workload]]` entry, by its field path (`workload[3]` → `incast`).
+    kinds: std::collections::BTreeMap<String, String>,
 }
 
 /// Field path and span a flow came from.
@@ -1872,6 +1882,7 @@ fn parse_workload(
     let mut t = w.table(cx)?;
     let kind_f = t.req(cx, "kind")?;
     let kind = kind_f.str(cx)?;
+    out.kinds.insert(w.name.clone(), kind.to_string());
     let known: &[&str] = match kind {
         "poisson" => &[
             "kind",
