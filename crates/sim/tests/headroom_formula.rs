@@ -371,7 +371,7 @@ fn formulas_cover_the_worst_case_and_smaller_headroom_overflows() {
             assert!(d.time > t0, "{d:?} before the XOFF at {t0}");
         }
         assert_eq!(
-            r.drops.get("lossless").copied(),
+            r.drops.get("lossless_headroom_exhausted").copied(),
             Some(r.lossless_drops.len() as u64)
         );
         assert_eq!(r.stop_reason, Some(StopReason::StopTime));

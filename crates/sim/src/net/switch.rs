@@ -15,7 +15,7 @@ use crate::config::{EcnPoint, SwitchConfig};
 use crate::results::{LosslessDrop, StopReason, SwitchStats};
 use crate::routing;
 use crate::topology::NodeId;
-use headroom_mech::buffer::{Mmu, Placement, Transition};
+use headroom_mech::buffer::{DropCause, Mmu, Placement, Transition};
 use headroom_mech::units::Time;
 
 /// Percent buckets of the time-weighted occupancy histogram (0..=100 %).
@@ -161,7 +161,13 @@ impl Simulation {
                     if self.cfg.record.fail_on_lossless_drop {
                         self.stop = Some(StopReason::LosslessDrop(d));
                     }
-                    self.drop_packet(pkt, "lossless");
+                    // Keep the cause visible in the drop counters (SHP's pool exhaustion is a
+                    // risk it takes; exhausted headroom is a sizing error).
+                    let name = match cause {
+                        DropCause::HeadroomPoolExhausted => "lossless_headroom_pool_exhausted",
+                        _ => "lossless_headroom_exhausted",
+                    };
+                    self.drop_packet(pkt, name);
                 } else {
                     self.drop_packet(pkt, cause.name());
                 }
