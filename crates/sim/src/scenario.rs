@@ -1099,17 +1099,7 @@ fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
         _ => {
             // "hpcc-file": the only kind left after the match on `known` above.
             let ff = t.req(cx, "file")?;
-            let path = cx.resolve(ff.str(cx)?);
-            let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                cx.file_err(
-                    &ff.name,
-                    ff.span(),
-                    path.clone(),
-                    0,
-                    format!("cannot read: {e}"),
-                )
-            })?;
+            let (path, shown, text) = read_referenced(cx, &ff)?;
             crate::topology::hpcc::parse(&text, &shown).map_err(|e| match e {
                 TopologyError::File { line, reason, .. } => {
                     cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
@@ -1592,6 +1582,23 @@ fn parse_scheme(cx: &Cx, t: &mut Tbl, sw: &mut SwitchConfig) -> Res<()> {
     Ok(())
 }
 
+/// Reads the file a field names (relative to the scenario's directory): its resolved path,
+/// the path as shown in messages, and its text; an unreadable file is an error at the field.
+fn read_referenced(cx: &Cx, f: &Fld) -> Res<(PathBuf, String, String)> {
+    let path = cx.resolve(f.str(cx)?);
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        cx.file_err(
+            &f.name,
+            f.span(),
+            path.clone(),
+            0,
+            format!("cannot read: {e}"),
+        )
+    })?;
+    Ok((path, shown, text))
+}
+
 /// DSH's default hysteresis: one MTU-sized (1500 B) packet.
 const DSH_DEFAULT_DELTA: u64 = 1500;
 
@@ -2058,17 +2065,7 @@ fn parse_workload(
         }
         "flow-file" => {
             let ff = t.req(cx, "file")?;
-            let path = cx.resolve(ff.str(cx)?);
-            let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                cx.file_err(
-                    &ff.name,
-                    ff.span(),
-                    path.clone(),
-                    0,
-                    format!("cannot read: {e}"),
-                )
-            })?;
+            let (path, shown, text) = read_referenced(cx, &ff)?;
             let flows = crate::workload::hpcc::parse(&text, &shown).map_err(|e| match e {
                 WorkloadError::File { line, reason, .. } => {
                     cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
@@ -2159,17 +2156,7 @@ fn parse_cdf(cx: &Cx, t: &mut Tbl) -> Res<SizeCdf> {
             })
         }
         (None, Some(f)) => {
-            let path = cx.resolve(f.str(cx)?);
-            let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                cx.file_err(
-                    &f.name,
-                    f.span(),
-                    path.clone(),
-                    0,
-                    format!("cannot read: {e}"),
-                )
-            })?;
+            let (path, shown, text) = read_referenced(cx, &f)?;
             SizeCdf::parse(&text, &shown).map_err(|e| match e {
                 WorkloadError::File { line, reason, .. } => {
                     cx.file_err(&f.name, f.span(), path.clone(), line, reason)
