@@ -282,6 +282,18 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "port_paused_ms": port_paused_ms,
             "lossless_drops": r.lossless_drops.len(),
             "drops": r.drops,
+            "headroom_utilisation_p99_percent_max": r
+                .switches
+                .iter()
+                .map(|s| s.headroom_utilisation_percent[1])
+                .max(),
+            "headroom_utilisation_max_percent": r
+                .switches
+                .iter()
+                .map(|s| s.headroom_utilisation_percent[2])
+                .max(),
+            "headroom_idle_fraction_mean": r.switches.iter().map(|s| s.headroom_idle_fraction).sum::<f64>()
+                / r.switches.len().max(1) as f64,
             "flows": r.flows.len(),
             "flows_finished": finished,
             "slowdown_p50": p50,

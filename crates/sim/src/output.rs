@@ -279,7 +279,7 @@ pub struct DropSummary {
 }
 
 /// Buffer use of one switch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SwitchSummary {
     /// Node id.
     pub node: u32,
@@ -297,6 +297,14 @@ pub struct SwitchSummary {
     pub shared_pool_bytes: u64,
     /// Headroom reserved, bytes.
     pub headroom_reserved_bytes: u64,
+    /// Time-weighted median of the reserved headroom in use, percent.
+    pub headroom_utilisation_p50_percent: u64,
+    /// Time-weighted 99th percentile of the reserved headroom in use, percent.
+    pub headroom_utilisation_p99_percent: u64,
+    /// Highest share of the reserved headroom ever in use, percent.
+    pub headroom_utilisation_max_percent: u64,
+    /// Fraction of the run with no reserved headroom in use.
+    pub headroom_idle_fraction: f64,
     /// Largest headroom held by one PG, bytes.
     pub peak_pg_headroom_bytes: u64,
 }
@@ -504,6 +512,10 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             occupancy_p99_bytes: s.occupancy_percentiles[2],
             shared_pool_bytes: s.shared_pool_bytes,
             headroom_reserved_bytes: s.headroom_reserved_bytes,
+            headroom_utilisation_p50_percent: s.headroom_utilisation_percent[0],
+            headroom_utilisation_p99_percent: s.headroom_utilisation_percent[1],
+            headroom_utilisation_max_percent: s.headroom_utilisation_percent[2],
+            headroom_idle_fraction: s.headroom_idle_fraction,
             peak_pg_headroom_bytes: s.peak_pg_headroom_bytes,
         })
         .collect();

@@ -104,8 +104,13 @@ pub struct SwitchStats {
     pub buffer_bytes: u64,
     /// Shared pool after reservations, bytes.
     pub shared_pool_bytes: u64,
-    /// Headroom reserved in total, bytes.
+    /// Headroom reserved in total, bytes (SIH: eta per lossless PG; SHP: the pool; DSH: the
+    /// insurance, eta per port).
     pub headroom_reserved_bytes: u64,
+    /// Time-weighted percentiles (p50, p99, max) of the reserved headroom in use, percent.
+    pub headroom_utilisation_percent: [u64; 3],
+    /// Fraction of the run with no reserved headroom cell in use at all.
+    pub headroom_idle_fraction: f64,
     /// Highest occupancy, bytes.
     pub peak_bytes: u64,
     /// Time-weighted occupancy percentiles (p50, p95, p99) in bytes.

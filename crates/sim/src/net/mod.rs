@@ -603,7 +603,7 @@ impl Simulation {
         let switches = self
             .switches
             .iter_mut()
-            .map(|s| s.stats(now, &self.cfg.switch))
+            .map(|s| s.stats(now))
             .collect::<Vec<SwitchStats>>();
         let flows = self
             .flows

@@ -11,7 +11,7 @@
 
 use super::packet::Kind;
 use super::Simulation;
-use crate::config::{EcnPoint, SwitchConfig};
+use crate::config::EcnPoint;
 use crate::results::{LosslessDrop, StopReason, SwitchStats};
 use crate::routing;
 use crate::topology::NodeId;
@@ -38,6 +38,15 @@ pub struct Switch {
     /// `100 × 2^32 / buffer cells`, rounded up: `(used × this) >> 32` is the percent of the
     /// buffer in use, without a division on every buffer change.
     percent_scale: u64,
+    /// Time spent at each percent of the reserved headroom in use (SIH: per-PG headroom,
+    /// SHP: the pool, DSH: the insurance).
+    headroom_time: [Time; OCC_BUCKETS],
+    last_headroom_bucket: usize,
+    /// Time with no headroom cell in use at all.
+    headroom_idle: Time,
+    last_headroom_idle: bool,
+    /// Like `percent_scale`, for the reserved headroom.
+    headroom_scale: u64,
 }
 
 impl Switch {
@@ -45,8 +54,14 @@ impl Switch {
     pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
         let cells = (buffer_bytes / u64::from(mmu.cell_bytes())).max(1);
         let percent_scale = (100u64 << 32).div_ceil(cells);
+        let headroom_scale = (100u64 << 32).div_ceil(mmu.headroom_reserved_cells().max(1));
         Switch {
             percent_scale,
+            headroom_time: [Time::ZERO; OCC_BUCKETS],
+            last_headroom_bucket: 0,
+            headroom_idle: Time::ZERO,
+            last_headroom_idle: true,
+            headroom_scale,
             node,
             ports,
             mmu,
@@ -59,28 +74,40 @@ impl Switch {
 
     /// Records that occupancy changed at `now`.
     fn occupancy_changed(&mut self, now: Time) {
-        self.occupancy_time[self.last_bucket] += now - self.last_change;
+        let dt = now - self.last_change;
+        self.occupancy_time[self.last_bucket] += dt;
+        self.headroom_time[self.last_headroom_bucket] += dt;
+        if self.last_headroom_idle {
+            self.headroom_idle += dt;
+        }
         self.last_change = now;
         let pct = (u128::from(self.mmu.used_cells()) * u128::from(self.percent_scale)) >> 32;
         self.last_bucket = (pct as usize).min(OCC_BUCKETS - 1);
+        let h = self.mmu.headroom_used_cells();
+        let hp = (u128::from(h) * u128::from(self.headroom_scale)) >> 32;
+        self.last_headroom_bucket = (hp as usize).min(OCC_BUCKETS - 1);
+        self.last_headroom_idle = h == 0;
     }
 
     /// Statistics at the end of a run at `now`.
-    pub fn stats(&mut self, now: Time, cfg: &SwitchConfig) -> SwitchStats {
+    pub fn stats(&mut self, now: Time) -> SwitchStats {
         self.occupancy_changed(now);
         let cell = u64::from(self.mmu.cell_bytes());
-        let total: u64 = self.occupancy_time.iter().map(|t| t.as_ps()).sum();
-        let pct = |q: f64| -> u64 {
-            let mut acc = 0u64;
+        // Time-weighted percentile `q` of a percent histogram, as a percent.
+        let percentile = |hist: &[Time; OCC_BUCKETS], q: f64| -> u64 {
+            let total: u64 = hist.iter().map(|t| t.as_ps()).sum();
             let target = (total as f64 * q).ceil() as u64;
-            for (b, t) in self.occupancy_time.iter().enumerate() {
+            let mut acc = 0u64;
+            for (b, t) in hist.iter().enumerate() {
                 acc += t.as_ps();
                 if acc >= target && acc > 0 {
-                    return b as u64 * self.buffer_bytes / 100;
+                    return b as u64;
                 }
             }
             0
         };
+        let pct = |q: f64| percentile(&self.occupancy_time, q) * self.buffer_bytes / 100;
+        let elapsed = now.as_ps().max(1) as f64;
         let mut peak_h = 0u64;
         let mut peak_s = 0u64;
         for port in 0..self.mmu.ports() {
@@ -91,14 +118,17 @@ impl Switch {
             }
         }
         let (allocated, freed) = self.mmu.allocated_freed();
-        let reserved_private =
-            u64::from(self.mmu.cells_for(cfg.private_bytes)) * (self.mmu.ports() * 8) as u64 * cell;
         SwitchStats {
             node: self.node,
             buffer_bytes: self.buffer_bytes,
             shared_pool_bytes: self.mmu.shared_pool_cells() * cell,
-            headroom_reserved_bytes: (self.mmu.total_cells() - self.mmu.shared_pool_cells()) * cell
-                - reserved_private,
+            headroom_reserved_bytes: self.mmu.headroom_reserved_cells() * cell,
+            headroom_utilisation_percent: [
+                percentile(&self.headroom_time, 0.5),
+                percentile(&self.headroom_time, 0.99),
+                percentile(&self.headroom_time, 1.0),
+            ],
+            headroom_idle_fraction: self.headroom_idle.as_ps() as f64 / elapsed,
             peak_bytes: self.mmu.peak_used_cells() * cell,
             occupancy_percentiles: [pct(0.5), pct(0.95), pct(0.99)],
             peak_pg_headroom_bytes: peak_h * cell,
