@@ -50,6 +50,8 @@ pub struct CompareArgs {
 /// One scheme's run and what the table reports of it.
 struct Row {
     scheme: String,
+    /// The configuration it ran (the scenario with this scheme).
+    cfg: SimConfig,
     results: RunResults,
     shared_pool_bytes: f64,
     headroom_reserved_bytes: f64,
@@ -125,7 +127,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let rows: Vec<Row> = configs
         .into_par_iter()
         .map(|(scheme, cfg)| {
-            let sim = Simulation::new(cfg).map_err(|e| miette!("{scheme}: {e}"))?;
+            let sim = Simulation::new(cfg.clone()).map_err(|e| miette!("{scheme}: {e}"))?;
             let results = sim.run();
             let n = results.switches.len().max(1) as f64;
             let shared = results
@@ -140,6 +142,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
                 .sum::<f64>();
             Ok(Row {
                 scheme,
+                cfg,
                 results,
                 shared_pool_bytes: shared / n,
                 headroom_reserved_bytes: reserved / n,
@@ -149,11 +152,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
 
     for row in &rows {
         let dir = out.join(&row.scheme);
-        let summary = output::summarize(&row.results, &base, None);
+        let summary = output::summarize(&row.results, &row.cfg, None);
         output::write_all(
             &dir,
             &row.results,
-            &base,
+            &row.cfg,
             &summary,
             &WriteOptions::default(),
         )

@@ -116,4 +116,12 @@ fn dsh_does_less_collateral_damage_than_sih() {
     assert!(pauses("dsh") < pauses("sih"));
     assert_eq!(run("sih")["lossless_drops"], 0);
     assert_eq!(run("dsh")["lossless_drops"], 0);
+    // Each scheme's own outputs say which scheme produced them.
+    for scheme in ["sih", "dsh"] {
+        let summary: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(out.path().join(scheme).join("summary.json")).expect("summary"),
+        )
+        .expect("json");
+        assert_eq!(summary["config"]["headroom_scheme"], scheme);
+    }
 }

@@ -167,6 +167,15 @@ pub enum ShpPool {
 }
 
 impl SchemeConfig {
+    /// Short lower-case name: `sih`, `shp` or `dsh`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SchemeConfig::Sih => "sih",
+            SchemeConfig::Shp(_) => "shp",
+            SchemeConfig::Dsh { .. } => "dsh",
+        }
+    }
+
     /// The MMU scheme of a switch whose lossless PGs have eta `etas` (one per port) and
     /// `n_lossless` lossless priorities.
     pub fn resolve(

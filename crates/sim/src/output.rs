@@ -152,6 +152,8 @@ pub struct ConfigSummary {
     pub lossless_priorities: Vec<u8>,
     /// Congestion control: `"none"` or `"dcqcn"`.
     pub congestion_control: String,
+    /// Headroom scheme of the switches: `"sih"`, `"shp"` or `"dsh"`.
+    pub headroom_scheme: String,
     /// Configured stop time, ns, if any.
     pub stop_time_ns: Option<f64>,
 }
@@ -395,6 +397,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         lossless_priorities: (0..8u8)
             .filter(|p| cfg.switch.lossless & (1 << p) != 0)
             .collect(),
+        headroom_scheme: cfg.switch.scheme.name().to_string(),
         congestion_control: match cfg.host.cc {
             CcConfig::None => "none".into(),
             CcConfig::Dcqcn(_) => "dcqcn".into(),
