@@ -300,6 +300,21 @@ impl Default for EcnConfig {
     }
 }
 
+/// When a switch routes a frame and charges its cells to the buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Admission {
+    /// At the frame's first bit, as a chip that writes cells while they arrive: an XOFF
+    /// decision charges to headroom exactly the frames that begin after it (what the headroom
+    /// formulas budget). The frame still leaves no earlier than its last bit.
+    #[default]
+    FirstBit,
+    /// At the frame's last bit, as the ns-3 HPCC simulator's switch does: a frame mostly
+    /// received before an XOFF decision is charged to headroom whole (up to one frame more
+    /// than the formulas budget). One event per frame and hop instead of two when the egress
+    /// is idle; used for `--hpcc-config` runs so they compare with that simulator.
+    LastBit,
+}
+
 /// Switch parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SwitchConfig {
@@ -336,6 +351,8 @@ pub struct SwitchConfig {
     pub scheduler: SchedulerConfig,
     /// ECN marking.
     pub ecn: EcnConfig,
+    /// When frames are admitted to the buffer.
+    pub admission: Admission,
 }
 
 impl Default for SwitchConfig {
@@ -364,6 +381,7 @@ impl Default for SwitchConfig {
             response_bytes: formula::PEER_RESPONSE_BYTES,
             scheduler: SchedulerConfig::default(),
             ecn: EcnConfig::default(),
+            admission: Admission::default(),
         }
     }
 }

@@ -14,7 +14,15 @@ use std::collections::BinaryHeap;
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A frame has been fully received by a port.
+    /// The first bit of a frame (not a PFC frame) reaches a switch port: the switch routes
+    /// and admits it now, and may forward it once its last bit is in (`Packet::ready_at`).
+    FrameStart {
+        /// Global index of the receiving port.
+        port: u32,
+        /// Packet arena index.
+        pkt: u32,
+    },
+    /// A frame has been fully received by a port (a host's, or a PFC frame at any port).
     Arrive {
         /// Global index of the receiving port.
         port: u32,

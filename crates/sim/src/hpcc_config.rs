@@ -49,7 +49,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::{AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig};
+use crate::config::{
+    Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig,
+};
 use crate::topology::{NodeKind, Topology};
 use headroom_mech::buffer::mmu::Reservation;
 use headroom_mech::buffer::Alpha;
@@ -400,6 +402,8 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     sw.ecn.point = EcnPoint::Dequeue;
     sw.ecn.red = None;
     sw.ecn.by_rate = ecn_maps(&c, &config.topology)?;
+    // Its switch admits a packet once fully received.
+    sw.admission = Admission::LastBit;
 
     // Hosts.
     let h = &mut config.host;

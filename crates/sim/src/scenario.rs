@@ -34,6 +34,8 @@
 //! egress_alpha = 1.0
 //! xon_offset = "3KiB"
 //! lossless = [3]
+//! admission = "first-bit"       # first-bit | last-bit (ns-3 HPCC's switch): when a frame's
+//!                               # cells are charged
 //! [switch.headroom_params]      # pfc-guide: mtu_r, mtu_s, response; dsh: mtu; sonic:
 //!                               # port_mtu, lossless_mtu, small_packet_percent, mac_phy,
 //!                               # gearbox_delay, response
@@ -88,8 +90,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::config::{
-    AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, LinkFailure, NicBufferConfig,
-    SchemeConfig, ShpPool, SimConfig, SwitchConfig,
+    Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, LinkFailure,
+    NicBufferConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
 };
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use crate::workload::cdf::{self, SizeCdf};
@@ -1224,8 +1226,21 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             "pfc",
             "scheduler",
             "ecn",
+            "admission",
         ],
     )?;
+    if let Some(f) = t.get(cx, "admission") {
+        sw.admission = match f.str(cx)? {
+            "first-bit" => Admission::FirstBit,
+            "last-bit" => Admission::LastBit,
+            other => {
+                return Err(f.err(
+                    cx,
+                    format!("unknown admission point `{other}` (expected first-bit or last-bit)"),
+                ))
+            }
+        };
+    }
     if let Some(f) = t.get(cx, "buffer") {
         sw.buffer_bytes = f.positive_bytes(cx)?;
     }

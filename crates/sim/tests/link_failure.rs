@@ -74,3 +74,34 @@ fn a_failure_needs_a_stop_time_and_a_real_link() {
         "hosts 0 and 1 are not linked"
     );
 }
+
+/// A switch admits a frame at its first bit; if the link fails before the last bit, the
+/// frame is incomplete and must be dropped and its cells freed, not forwarded.
+#[test]
+fn a_frame_cut_by_a_failure_is_dropped_and_its_cells_freed() {
+    // 1 ns links: at any instant host 0's switch port is receiving exactly one frame and
+    // no other frame of host 0 is on the wire.
+    let rate = Rate::from_gbps(100);
+    let topo = builders::star(3, rate, Time::from_ns(1)).expect("star");
+    let flows =
+        generators::incast(&[NodeId(0)], NodeId(1), 10_000_000, Time::ZERO, None, 3).expect("flow");
+    let mut cfg = SimConfig::new(topo, flows);
+    let frame = cfg.host.mtu_payload + cfg.host.header_bytes + cfg.link.frame_overhead;
+    let ser = rate.serialization(frame);
+    cfg.stop_time = Some(Time::from_us(20));
+    // Half-way through a frame's reception, long after the flow reached line rate.
+    let fail = Time(ser.as_ps() * 50 + ser.as_ps() / 2);
+    cfg.link_failures = vec![LinkFailure {
+        time: fail,
+        a: NodeId(0),
+        b: NodeId(3),
+    }];
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    sim.run_until(Time::MAX);
+    sim.check_invariants().expect("conserved");
+    let r = sim.finish();
+    assert_eq!(r.drops.get("link_down").copied(), Some(1), "{:?}", r.drops);
+    let sw = r.switches.iter().find(|s| s.node == 3).expect("switch");
+    assert_eq!(sw.cells_resident, 0, "the cut frame's cells were freed");
+    assert_eq!(r.bytes.in_flight, 0);
+}

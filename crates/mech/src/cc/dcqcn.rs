@@ -370,6 +370,27 @@ impl Dcqcn {
         .min()
     }
 
+    /// The earliest pending deadline at which a timer can change the sending rate: the rate
+    /// increase while the rate or the target is below line rate, the Mellanox rate-decrease
+    /// check while a CNP is pending. Timers before it only move alpha or the stage counters;
+    /// [`Self::handle_timeout`], [`Self::on_cnp`] and [`Self::on_bytes_sent`] replay those at
+    /// once, event by event, so a driver that only needs [`Self::rate`] may sleep until
+    /// this deadline and lose nothing.
+    pub fn poll_rate_timeout(&self) -> Option<Time> {
+        if !self.started {
+            return None;
+        }
+        let line = self.line();
+        let increase = self
+            .increase_deadline
+            .filter(|_| self.rc < line || self.rt < line);
+        let decrease = self.decrease_deadline.filter(|_| self.decrease_cnp);
+        match (increase, decrease) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Runs every timer whose deadline is `<= now`, in deadline order (ties: alpha update,
     /// rate increase, rate-decrease check), re-arming each one period after its own deadline.
     /// Timers not yet due are untouched, so a spurious or early call changes nothing.
@@ -1218,6 +1239,58 @@ mod tests {
                 prop_assert!(d.rc >= d.floor() && d.rc <= d.line());
                 prop_assert!((0.0..=1.0).contains(&d.alpha()), "alpha {}", d.alpha());
             }
+        }
+
+        /// Waking only at `poll_rate_timeout` gives the same rate at every instant as
+        /// running every timer at its deadline, and the same alpha once replayed.
+        #[test]
+        fn rate_deadlines_alone_give_the_same_rates(
+            cfg in config(),
+            ops in proptest::collection::vec(op(), 1..100),
+        ) {
+            let mut every = Dcqcn::new(cfg.clone(), LINE);
+            let mut lazy = Dcqcn::new(cfg, LINE);
+            let mut now = Time::ZERO;
+            for o in ops {
+                let (dt, input) = match o {
+                    Op::Cnp(dt) => (dt, Some(None)),
+                    Op::Bytes(dt, b) => (dt, Some(Some(b))),
+                    Op::Timeout(dt) => (dt, None),
+                };
+                let next = now + Time::from_ps(dt);
+                // Between inputs: `every` runs each deadline, `lazy` only the rate ones; the
+                // rates must agree whenever either of them wakes.
+                loop {
+                    let a = every.poll_timeout().filter(|&t| t < next);
+                    let b = lazy.poll_rate_timeout().filter(|&t| t < next);
+                    let Some(t) = a.into_iter().chain(b).min() else { break };
+                    every.handle_timeout(t);
+                    if b == Some(t) {
+                        lazy.handle_timeout(t);
+                    }
+                    prop_assert_eq!(every.rate(), lazy.rate(), "at {}", t);
+                }
+                now = next;
+                match input {
+                    Some(None) => {
+                        every.on_cnp(now);
+                        lazy.on_cnp(now);
+                    }
+                    Some(Some(b)) => {
+                        every.on_bytes_sent(now, b);
+                        lazy.on_bytes_sent(now, b);
+                    }
+                    None => {}
+                }
+                prop_assert_eq!(every.rate(), lazy.rate(), "after input at {}", now);
+            }
+            every.handle_timeout(now);
+            lazy.handle_timeout(now);
+            // Equal up to rounding: a replay of more than `STEPWISE_DECAYS` decays at once
+            // uses one power instead of repeated products.
+            let (a, b) = (every.alpha(), lazy.alpha());
+            prop_assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()) + 1e-300, "alpha {} vs {}", a, b);
+            prop_assert_eq!(every.target_rate(), lazy.target_rate());
         }
     }
 }

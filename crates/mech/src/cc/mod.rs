@@ -57,6 +57,16 @@ impl CongestionControl {
         }
     }
 
+    /// Earliest time at which a timer can change [`Self::rate`], if any; the timers before
+    /// it (DCQCN's alpha updates) are replayed by the next input or
+    /// [`Self::handle_timeout`].
+    pub fn poll_rate_timeout(&self) -> Option<Time> {
+        match self {
+            CongestionControl::None { .. } => None,
+            CongestionControl::Dcqcn(d) => d.poll_rate_timeout(),
+        }
+    }
+
     /// Runs every timer whose deadline is `<= now`.
     pub fn handle_timeout(&mut self, now: Time) {
         if let CongestionControl::Dcqcn(d) = self {

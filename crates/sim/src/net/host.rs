@@ -237,7 +237,9 @@ impl Simulation {
     /// Makes sure a CC timer event is pending for the flow's earliest CC deadline.
     fn arm_cc_timer(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
-        if let Some(t) = fl.cc.poll_timeout() {
+        // Only timers that can change the rate need an event: the others (DCQCN's alpha
+        // updates, every microsecond with the HPCC parameters) are replayed by the next CNP.
+        if let Some(t) = fl.cc.poll_rate_timeout() {
             let t = t.max(self.now);
             if fl.cc_timer.is_none_or(|pending| t < pending) {
                 fl.cc_timer = Some(t);

@@ -132,7 +132,7 @@ impl Simulation {
                     .position(|&(n, li)| n.index() == node && li == link)
                     .unwrap_or_else(|| unreachable!("adjacency lists both ends of every link"));
                 let red = cfg.switch.ecn.red_for(l.rate);
-                ports.push(Port::new(
+                let mut port = Port::new(
                     node as u32,
                     local as u16,
                     first_port[peer.index()] + peer_local as u32,
@@ -140,7 +140,9 @@ impl Simulation {
                     l.delay,
                     l.error_rate,
                     red,
-                ));
+                );
+                port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
+                ports.push(port);
             }
         }
 
@@ -338,6 +340,7 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
+            Event::FrameStart { port, pkt } => self.frame_start(port, pkt),
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
             Event::Wake { port } => {
                 let p = &mut self.ports[port as usize];
@@ -357,7 +360,28 @@ impl Simulation {
         }
     }
 
-    /// A frame finished arriving at `port`.
+    /// The first bit of a frame reached switch port `port`. Link errors are decided here: a
+    /// corrupted frame is discarded as it starts to arrive (a chip would drop it at its
+    /// last bit, after holding its cells for one frame time; that holding is not modelled).
+    fn frame_start(&mut self, port: u32, pkt: u32) {
+        let p = &self.ports[port as usize];
+        if !p.up {
+            self.drop_packet(pkt, "link_down");
+            return;
+        }
+        let error_rate = self.ports[p.peer as usize].error_rate;
+        if error_rate > 0.0 && rand::Rng::gen::<f64>(&mut self.rng_errors) < error_rate {
+            self.drop_packet(pkt, "corrupted");
+            return;
+        }
+        match self.slots[p.node as usize] {
+            Slot::Switch(s) => self.switch_receive(s, port, pkt),
+            Slot::Host(_) => unreachable!("frames start at switch ports only"),
+        }
+    }
+
+    /// A frame finished arriving at `port` (a host port, a PFC frame anywhere, or any frame
+    /// at a switch admitting at the last bit).
     fn arrive(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port as usize];
         let error_rate = self.ports[p.peer as usize].error_rate;
@@ -380,8 +404,8 @@ impl Simulation {
             return;
         }
         match self.slots[p.node as usize] {
-            Slot::Switch(s) => self.switch_receive(s, port, pkt),
             Slot::Host(h) => self.host_receive(h, pkt),
+            Slot::Switch(s) => self.switch_receive(s, port, pkt), // `Admission::LastBit`
         }
     }
 
@@ -425,10 +449,40 @@ impl Simulation {
                     }
                     self.ports[port as usize].nonempty &= !(1 << q);
                 }
+                self.drop_partial_receptions(s, local);
             }
         }
         self.routes = Routes::compute_with(&self.cfg.topology, &self.link_up, false)
             .unwrap_or_else(|_| unreachable!("partitions are allowed after a failure"));
+    }
+
+    /// Drops the frames switch `s` is still receiving on its failed local port `in_local`:
+    /// admitted at their first bit, they will never be complete.
+    fn drop_partial_receptions(&mut self, s: u32, in_local: u16) {
+        let now = self.now;
+        for i in 0..self.switches[s as usize].ports.len() {
+            let gp = self.switches[s as usize].ports[i] as usize;
+            let out_local = self.ports[gp].local;
+            for q in 0..8usize {
+                let mut at = 0;
+                while at < self.ports[gp].queues[q].len() {
+                    let pkt = self.ports[gp].queues[q][at];
+                    let pk = *self.arena.get(pkt);
+                    if pk.in_port != in_local || pk.ready_at <= now {
+                        at += 1;
+                        continue;
+                    }
+                    let p = &mut self.ports[gp];
+                    p.queues[q].remove(at);
+                    p.qbytes[q] -= u64::from(pk.size);
+                    if p.queues[q].is_empty() {
+                        p.nonempty &= !(1 << q);
+                    }
+                    self.switch_release(s, pk.in_port, pk.prio, out_local, pk.placement);
+                    self.drop_packet(pkt, "link_down");
+                }
+            }
+        }
     }
 
     /// Counts a dropped packet and frees it.

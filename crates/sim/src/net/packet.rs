@@ -5,6 +5,7 @@
 //! Freed slots are reused, so after warm-up the arena does not allocate.
 
 use headroom_mech::buffer::{Placement, Region};
+use headroom_mech::units::Time;
 
 /// What a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +51,8 @@ pub struct Packet {
     pub hash: u64,
     /// Where the current switch's MMU counted it.
     pub placement: Placement,
+    /// At a switch: when its last bit has been received (it may leave no earlier).
+    pub ready_at: Time,
 }
 
 impl Packet {
@@ -71,6 +74,7 @@ impl Packet {
                 region: Region::Private,
                 cells: 0,
             },
+            ready_at: Time::ZERO,
         }
     }
 }

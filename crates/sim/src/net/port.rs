@@ -2,17 +2,20 @@
 //!
 //! A port is one direction of a full-duplex link: it serializes one frame at a time at its
 //! rate (frame bytes plus the per-frame overhead), and the frame arrives at the peer port
-//! one propagation delay after its last bit. Selection order when the port is idle:
+//! one propagation delay after its last bit (a switch admits it one propagation delay after
+//! its first bit, and may forward it from the moment its last bit is in). Selection order
+//! when the port is idle:
 //! 1. control frames (PFC always; on hosts also ACK/NACK/CNP), never paused if PFC;
 //! 2. (switch) strict-priority queues, highest index first, then DWRR among the others,
-//!    skipping every class whose pause timer is running; (host) the NIC's flow scheduler.
+//!    skipping every class whose pause timer is running or whose head frame is still
+//!    arriving; (host) the NIC's flow scheduler.
 //!
 //! A port with work it may not send yet (paused class, paced flow) schedules one `Wake` at
 //! the earliest time that can change; a frame already started is always finished.
 
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
-use crate::config::EcnPoint;
+use crate::config::{Admission, EcnPoint};
 use crate::engine::{Event, EventQueue};
 use crate::results::PfcRecord;
 use headroom_mech::ecn::RedConfig;
@@ -30,6 +33,9 @@ pub struct Port {
     pub local: u16,
     /// Global index of the port at the other end.
     pub peer: u32,
+    /// The port at the other end belongs to a switch (which may admit frames at their
+    /// first bit). Set by the network builder; `false` from [`Port::new`].
+    pub peer_is_switch: bool,
     /// Link rate.
     pub rate: Rate,
     /// Propagation delay.
@@ -100,6 +106,7 @@ impl Port {
             node,
             local,
             peer,
+            peer_is_switch: false,
             rate,
             delay,
             ps_per_byte,
@@ -210,6 +217,8 @@ impl Simulation {
         p.busy_until = done;
         let peer = p.peer;
         let arrive = done + p.delay;
+        let first_bit = self.now + p.delay;
+        let admit_early = p.peer_is_switch && self.cfg.switch.admission == Admission::FirstBit;
         // Only a port with a backlog needs to look again when this frame ends; an idle one
         // is woken by whoever gives it work (see `try_send`). At low load this saves most
         // end-of-transmission events.
@@ -222,7 +231,16 @@ impl Simulation {
         if backlog {
             self.schedule_wake(port, done);
         }
-        self.queue.push(arrive, Event::Arrive { port: peer, pkt });
+        let pk = self.arena.get_mut(pkt);
+        pk.ready_at = arrive;
+        if admit_early && pk.kind != Kind::Pfc {
+            // A switch accounts a frame from its first bit on, as a chip writing cells while
+            // they arrive does; it forwards it after its last bit (store and forward).
+            self.queue
+                .push(first_bit, Event::FrameStart { port: peer, pkt });
+        } else {
+            self.queue.push(arrive, Event::Arrive { port: peer, pkt });
+        }
     }
 
     /// Picks the egress queue of a switch port to serve now, pops its head packet and does
@@ -243,6 +261,14 @@ impl Simulation {
                 if let Some(t) = p.pause.next_change(now, q) {
                     blocked_until = blocked_until.min(t);
                 }
+                continue;
+            }
+            // The head may still be arriving (admitted at its first bit).
+            let ready = p.queues[usize::from(q)]
+                .front()
+                .map_or(Time::ZERO, |&pk| self.arena.get(pk).ready_at);
+            if ready > now {
+                blocked_until = blocked_until.min(ready);
             } else {
                 eligible |= 1 << q;
             }

@@ -1,7 +1,10 @@
 //! Switches: forwarding, buffer admission, PFC generation.
 //!
-//! A frame that arrives on a switch port is routed (ECMP over shortest paths), admitted by
-//! the MMU against its ingress PG and egress queue, and queued on the egress port; PFC
+//! A frame is routed (ECMP over shortest paths), admitted by the MMU against its ingress PG
+//! and egress queue, and queued on the egress port when its *first* bit arrives, as a chip
+//! that writes cells while they arrive counts them; it may leave once its last bit is in
+//! (store and forward, `Packet::ready_at`). So an XOFF decision charges to headroom exactly
+//! the frames that begin to arrive after it, the bytes the headroom formulas budget. PFC
 //! decisions of the MMU become frames on the *ingress* ports they concern. A frame leaving
 //! an egress queue releases its cells. Lossless drops are recorded with switch, port,
 //! priority and time, and can stop the run.
@@ -177,6 +180,7 @@ impl Simulation {
         sw.occupancy_changed(now);
         let lossless = sw.mmu.is_lossless(pk.prio);
         let node = sw.node;
+        let admitted = res.is_ok();
         match res {
             Err(cause) => {
                 if lossless {
@@ -223,7 +227,15 @@ impl Simulation {
         }
         self.apply_transitions(s, &mut tr);
         self.transitions = tr;
-        self.try_send(out);
+        // A frame still arriving cannot leave now, and whatever else the port could send
+        // now it is already sending or waiting for: look again when both the frame and the
+        // wire are ready (an earlier pending wake-up will look again itself).
+        if admitted && pk.ready_at <= now {
+            self.try_send(out); // admitted at its last bit
+        } else if admitted {
+            let free = self.ports[out as usize].busy_until;
+            self.schedule_wake(out, pk.ready_at.max(free));
+        }
     }
 
     /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
