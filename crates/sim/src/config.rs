@@ -19,6 +19,7 @@ use headroom_mech::cc::DcqcnConfig;
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
 use serde::Serialize;
 
 /// Everything one run needs.
@@ -266,6 +267,18 @@ pub enum EcnPoint {
     Enqueue,
 }
 
+/// ECN setting of one egress queue (priority), on every port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub enum QueueEcn {
+    /// The switch-wide thresholds ([`EcnConfig::red`] or the per-rate ones).
+    #[default]
+    Inherit,
+    /// This queue never marks.
+    Off,
+    /// These thresholds, whatever the port rate.
+    Red(RedConfig),
+}
+
 /// ECN marking of data packets.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EcnConfig {
@@ -277,6 +290,8 @@ pub struct EcnConfig {
     pub red: Option<RedConfig>,
     /// Per-rate overrides (rate in bit/s → thresholds), as the HPCC config's KMIN/KMAX maps.
     pub by_rate: Vec<(Rate, RedConfig)>,
+    /// Per-queue overrides (index = priority).
+    pub queues: [QueueEcn; PRIORITIES],
 }
 
 impl EcnConfig {
@@ -287,6 +302,18 @@ impl EcnConfig {
         }
         self.red.unwrap_or_else(|| RedConfig::scaled(rate))
     }
+
+    /// Thresholds of egress queue `queue` on a port of `rate`; `None` if it does not mark.
+    pub fn queue_red(&self, rate: Rate, queue: usize) -> Option<RedConfig> {
+        if !self.enabled {
+            return None;
+        }
+        match self.queues[queue] {
+            QueueEcn::Inherit => Some(self.red_for(rate)),
+            QueueEcn::Off => None,
+            QueueEcn::Red(r) => Some(r),
+        }
+    }
 }
 
 impl Default for EcnConfig {
@@ -296,6 +323,7 @@ impl Default for EcnConfig {
             point: EcnPoint::Dequeue,
             red: None,
             by_rate: Vec::new(),
+            queues: [QueueEcn::Inherit; PRIORITIES],
         }
     }
 }

@@ -43,6 +43,7 @@
 //! [switch.scheduler]            # strict = [7], quantum = "1600B", weights = [1, ...] (8)
 //! [switch.ecn]                  # enabled, point = "dequeue" | "enqueue", and kmin, kmax,
 //!                               # pmax (all three or none: none scales with port rate)
+//! [switch.ecn.queue.3]          # per egress queue 0-7: kmin, kmax, pmax, or enabled = false
 //! [host]                        # mtu, header, ack, cnp, ack_interval, ack_prio,
 //!                               # cnp_interval, rto, pacing, nic_buffer = { size, xoff, xon, drain }
 //! [host.cc]                     # algorithm = "dcqcn" | "none", preset = "hpcc" | "paper",
@@ -91,7 +92,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{
     Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, LinkFailure,
-    NicBufferConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
+    NicBufferConfig, QueueEcn, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
 };
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use crate::workload::cdf::{self, SizeCdf};
@@ -1362,7 +1363,7 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "ecn") {
         let mut e = f.table(cx)?;
-        e.check_keys(cx, &["enabled", "point", "kmin", "kmax", "pmax"])?;
+        e.check_keys(cx, &["enabled", "point", "kmin", "kmax", "pmax", "queue"])?;
         if let Some(x) = e.get(cx, "enabled") {
             sw.ecn.enabled = x.boolean(cx)?;
         }
@@ -1378,35 +1379,82 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
                 }
             };
         }
-        let red_keys = ["kmin", "kmax", "pmax"];
-        let n = red_keys.iter().filter(|k| e.has(k)).count();
-        if n > 0 {
-            let missing: Vec<&str> = red_keys.iter().copied().filter(|k| !e.has(k)).collect();
-            if !missing.is_empty() {
-                return Err(cx.err(
-                    &join(&e.name, missing[0]),
-                    e.span.clone(),
-                    format!(
-                        "give all of kmin, kmax and pmax, or none (to scale them with the port rate); `{}` is missing",
-                        missing[0]
-                    ),
-                ));
+        if let Some(r) = parse_red(cx, &mut e)? {
+            sw.ecn.red = Some(r);
+        }
+        if let Some(qs) = e.get(cx, "queue") {
+            let qt = qs.table(cx)?;
+            for entry in qt.entries {
+                let fld = Fld {
+                    name: join(&qt.name, &entry.key),
+                    node: &entry.node,
+                };
+                let q = entry
+                    .key
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&q| q < headroom_mech::PRIORITIES)
+                    .ok_or_else(|| {
+                        cx.err(
+                            &fld.name,
+                            entry.key_span.clone().or_else(|| fld.span()),
+                            format!("`{}` is not a queue (expected 0 to 7)", entry.key),
+                        )
+                    })?;
+                let mut t = fld.table(cx)?;
+                t.check_keys(cx, &["enabled", "kmin", "kmax", "pmax"])?;
+                let on = match t.get(cx, "enabled") {
+                    Some(x) => x.boolean(cx)?,
+                    None => true,
+                };
+                let red = parse_red(cx, &mut t)?;
+                sw.ecn.queues[q] = match (on, red) {
+                    (false, None) => QueueEcn::Off,
+                    (false, Some(_)) => {
+                        return Err(cx.err(
+                            &fld.name,
+                            fld.span(),
+                            "a queue with `enabled = false` takes no thresholds",
+                        ))
+                    }
+                    (true, None) => QueueEcn::Inherit,
+                    (true, Some(r)) => QueueEcn::Red(r),
+                };
             }
-            let kmin = e.req(cx, "kmin")?.bytes(cx)?;
-            let kmax_f = e.req(cx, "kmax")?;
-            let kmax = kmax_f.bytes(cx)?;
-            if kmax < kmin {
-                return Err(kmax_f.err(cx, format!("kmax ({kmax} B) is below kmin ({kmin} B)")));
-            }
-            let pf = e.req(cx, "pmax")?;
-            let pmax = pf.float(cx)?;
-            if !(0.0..=1.0).contains(&pmax) {
-                return Err(pf.err(cx, format!("must be in [0, 1], found {pmax}")));
-            }
-            sw.ecn.red = Some(RedConfig { kmin, kmax, pmax });
         }
     }
     Ok(())
+}
+
+/// RED thresholds `kmin`, `kmax`, `pmax` of table `e`: all three, or none (`None`).
+fn parse_red(cx: &Cx, e: &mut Tbl) -> Res<Option<RedConfig>> {
+    let red_keys = ["kmin", "kmax", "pmax"];
+    if !red_keys.iter().any(|k| e.has(k)) {
+        return Ok(None);
+    }
+    let missing: Vec<&str> = red_keys.iter().copied().filter(|k| !e.has(k)).collect();
+    if !missing.is_empty() {
+        return Err(cx.err(
+            &join(&e.name, missing[0]),
+            e.span.clone(),
+            format!(
+                "give all of kmin, kmax and pmax, or none (to scale them with the port rate); `{}` is missing",
+                missing[0]
+            ),
+        ));
+    }
+    let kmin = e.req(cx, "kmin")?.bytes(cx)?;
+    let kmax_f = e.req(cx, "kmax")?;
+    let kmax = kmax_f.bytes(cx)?;
+    if kmax < kmin {
+        return Err(kmax_f.err(cx, format!("kmax ({kmax} B) is below kmin ({kmin} B)")));
+    }
+    let pf = e.req(cx, "pmax")?;
+    let pmax = pf.float(cx)?;
+    if !(0.0..=1.0).contains(&pmax) {
+        return Err(pf.err(cx, format!("must be in [0, 1], found {pmax}")));
+    }
+    Ok(Some(RedConfig { kmin, kmax, pmax }))
 }
 
 fn alpha_value(cx: &Cx, f: &Fld) -> Res<Alpha> {

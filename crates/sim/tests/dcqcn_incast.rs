@@ -276,3 +276,50 @@ fn without_cc_pfc_alone_keeps_the_incast_lossless() {
     );
     assert!(util > 0.8, "utilization {util:.3}");
 }
+
+/// ECN thresholds are per egress queue: the same incast with the second flow on priority 4,
+/// whose queue does not mark, and the first on priority 3 with the default band. Only the
+/// flow on the marking queue is ever slowed by DCQCN; the other keeps its line rate and
+/// PFC holds both lossless.
+#[test]
+fn ecn_thresholds_are_per_queue() {
+    use headroom_sim::config::QueueEcn;
+    let mut cfg = incast();
+    cfg.flows[1].prio = 4;
+    cfg.switch.lossless = (1 << 3) | (1 << 4);
+    cfg.switch.ecn.queues[4] = QueueEcn::Off;
+    cfg.record.sample_interval = Some(SAMPLE);
+    let r = Simulation::new(cfg).expect("valid").run();
+    assert!(r.lossless_drops.is_empty());
+    let min_rate = |flow: u32| {
+        r.rate_samples
+            .iter()
+            .filter(|s| s.flow == flow)
+            .map(|s| s.gbps)
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(
+        min_rate(0) < 60.0,
+        "flow 0 (marking queue) was cut: {}",
+        min_rate(0)
+    );
+    assert_eq!(
+        min_rate(1),
+        100.0,
+        "flow 1 (queue 4, no marking) kept line rate"
+    );
+
+    // The same thresholds given explicitly for queue 4 make it mark again.
+    let mut cfg = incast();
+    cfg.flows[1].prio = 4;
+    cfg.switch.lossless = (1 << 3) | (1 << 4);
+    cfg.switch.ecn.queues[4] = QueueEcn::Red(RedConfig::scaled(RATE));
+    cfg.record.sample_interval = Some(SAMPLE);
+    let r = Simulation::new(cfg).expect("valid").run();
+    let cut = r
+        .rate_samples
+        .iter()
+        .filter(|s| s.flow == 1)
+        .any(|s| s.gbps < 60.0);
+    assert!(cut, "flow 1 on a marking queue 4 was slowed");
+}

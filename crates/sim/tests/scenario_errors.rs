@@ -490,3 +490,44 @@ fn never_panics_on_odd_input() {
         let _ = parse(text);
     }
 }
+
+#[test]
+fn ecn_per_queue() {
+    use headroom_mech::ecn::RedConfig;
+    use headroom_sim::config::QueueEcn;
+    let text = format!(
+        "{BASE}\n[switch.ecn.queue.3]\nkmin = \"100KB\"\nkmax = \"400KB\"\npmax = 0.1\n\
+         [switch.ecn.queue.4]\nenabled = false\n"
+    );
+    let s = parse(&text).expect("valid");
+    let q = s.config.switch.ecn.queues;
+    assert_eq!(
+        q[3],
+        QueueEcn::Red(RedConfig {
+            kmin: 100_000,
+            kmax: 400_000,
+            pmax: 0.1
+        })
+    );
+    assert_eq!(q[4], QueueEcn::Off);
+    assert_eq!(q[0], QueueEcn::Inherit);
+
+    check(
+        &format!("{BASE}\n[switch.ecn.queue]\n9 = {{ enabled = false }}\n"),
+        "switch.ecn.queue.9",
+        "`9` is not a queue (expected 0 to 7)",
+        "9",
+    );
+    check(
+        &format!("{BASE}\n[switch.ecn.queue]\n2 = {{ enabled = false, kmin = \"1KB\", kmax = \"2KB\", pmax = 0.1 }}\n"),
+        "switch.ecn.queue.2",
+        "takes no thresholds",
+        "{ enabled = false, kmin = \"1KB\", kmax = \"2KB\", pmax = 0.1 }",
+    );
+    check(
+        &format!("{BASE}\n[switch.ecn.queue]\n2 = {{ kmin = \"1KB\" }}\n"),
+        "switch.ecn.queue.2.kmax",
+        "`kmax` is missing",
+        "{ kmin = \"1KB\" }",
+    );
+}

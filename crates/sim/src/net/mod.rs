@@ -29,7 +29,9 @@ use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
 use headroom_mech::buffer::{Mmu, MmuConfig};
 use headroom_mech::cc::{CongestionControl, Dcqcn};
+use headroom_mech::ecn::RedConfig;
 use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
 use host::{Flow, Host};
 use packet::{Arena, Kind};
 use port::Port;
@@ -76,6 +78,8 @@ pub struct Simulation {
     link_up: Vec<bool>,
     link_ports: Vec<(u32, u32)>,
     arena: Arena,
+    /// ECN thresholds of each port's egress queues (`None`: the queue does not mark).
+    red: Vec<[Option<RedConfig>; PRIORITIES]>,
     rng_ecn: Pcg64,
     rng_errors: Pcg64,
     events: u64,
@@ -117,6 +121,7 @@ impl Simulation {
             n_ports += a.len() as u32;
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
+        let mut red = Vec::with_capacity(n_ports as usize);
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
         for (node, a) in adj.iter().enumerate() {
             for (local, &(peer, link)) in a.iter().enumerate() {
@@ -131,7 +136,8 @@ impl Simulation {
                     .iter()
                     .position(|&(n, li)| n.index() == node && li == link)
                     .unwrap_or_else(|| unreachable!("adjacency lists both ends of every link"));
-                let red = cfg.switch.ecn.red_for(l.rate);
+                let ecn = &cfg.switch.ecn;
+                red.push(std::array::from_fn(|q| ecn.queue_red(l.rate, q)));
                 let mut port = Port::new(
                     node as u32,
                     local as u16,
@@ -139,7 +145,6 @@ impl Simulation {
                     l.rate,
                     l.delay,
                     l.error_rate,
-                    red,
                 );
                 port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
                 ports.push(port);
@@ -247,6 +252,7 @@ impl Simulation {
             link_up: vec![true; topo.links.len()],
             link_ports,
             arena: Arena::default(),
+            red,
             rng_ecn: Pcg64::seed_from_u64(stream_seed(cfg.seed, "ecn")),
             rng_errors: Pcg64::seed_from_u64(stream_seed(cfg.seed, "link-errors")),
             events: 0,

@@ -18,7 +18,6 @@ use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
 use crate::engine::{Event, EventQueue};
 use crate::results::PfcRecord;
-use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
@@ -73,8 +72,6 @@ pub struct Port {
     refill: bool,
     /// Pending wake-up, or `Time::MAX`.
     pub wake_at: Time,
-    /// ECN thresholds of this port's queues.
-    pub red: RedConfig,
     /// Frames sent.
     pub tx_frames: u64,
     /// Bytes sent.
@@ -91,15 +88,7 @@ pub struct Port {
 
 impl Port {
     /// A idle port.
-    pub fn new(
-        node: u32,
-        local: u16,
-        peer: u32,
-        rate: Rate,
-        delay: Time,
-        error_rate: f64,
-        red: RedConfig,
-    ) -> Self {
+    pub fn new(node: u32, local: u16, peer: u32, rate: Rate, delay: Time, error_rate: f64) -> Self {
         let ps_per_byte = (rate.bps() > 0 && 8_000_000_000_000u64.is_multiple_of(rate.bps()))
             .then(|| 8_000_000_000_000u64 / rate.bps());
         Port {
@@ -125,7 +114,6 @@ impl Port {
             rr: 0,
             refill: true,
             wake_at: Time::MAX,
-            red,
             tx_frames: 0,
             tx_bytes: 0,
             pause_sent: [0; PRIORITIES],
@@ -299,15 +287,13 @@ impl Simulation {
         }
         let qlen = p.qbytes[q];
         let local = p.local;
-        let red = p.red;
-        let ecn = &self.cfg.switch.ecn;
+        let red = self.red[port as usize][q];
+        let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
         let pk = self.arena.get_mut(pkt);
-        if ecn.enabled
-            && ecn.point == EcnPoint::Dequeue
-            && pk.kind == Kind::Data
-            && super::switch::ecn_mark(&red, qlen, &mut self.rng_ecn)
-        {
-            pk.ce = true;
+        if let (true, Kind::Data, Some(red)) = (dequeue_marking, pk.kind, red) {
+            if super::switch::ecn_mark(&red, qlen, &mut self.rng_ecn) {
+                pk.ce = true;
+            }
         }
         let (in_port, prio, placement) = (pk.in_port, pk.prio, pk.placement);
         self.switch_release(s, in_port, prio, local, placement);
@@ -444,15 +430,20 @@ fn dwrr_pick(
     head_size: impl Fn(u32) -> u64,
 ) -> usize {
     loop {
-        let q = usize::from(p.rr);
-        if eligible & (1 << q) == 0 {
-            if p.queues[q].is_empty() {
-                p.deficit[q] = 0;
+        // Move the pointer over the ineligible queues in one step: each one passed loses its
+        // credit if it is empty (bit clear in `nonempty`), and the next queue starts a round.
+        let skip = eligible.rotate_right(u32::from(p.rr)).trailing_zeros();
+        if skip > 0 {
+            let passed = ((1u16 << skip) - 1) as u8;
+            let mut empty = passed.rotate_left(u32::from(p.rr)) & !p.nonempty;
+            while empty != 0 {
+                p.deficit[empty.trailing_zeros() as usize] = 0;
+                empty &= empty - 1;
             }
-            p.rr = ((q + 1) % PRIORITIES) as u8;
+            p.rr = ((u32::from(p.rr) + skip) % PRIORITIES as u32) as u8;
             p.refill = true;
-            continue;
         }
+        let q = usize::from(p.rr);
         if p.refill {
             p.deficit[q] += quantum * u64::from(weights[q].max(1));
             p.refill = false;

@@ -37,17 +37,19 @@ pub struct Switch {
     /// Time spent at each percent of buffer occupancy.
     occupancy_time: [Time; OCC_BUCKETS],
     last_change: Time,
-    last_bucket: usize,
+    /// Cells in use, and headroom cells in use, after the last change (at `last_change`).
+    /// Their percent buckets are computed only when time has moved on: several changes at
+    /// one instant cost one bucket computation.
+    last_used: u64,
+    last_headroom: u64,
     /// `100 × 2^32 / buffer cells`, rounded up: `(used × this) >> 32` is the percent of the
     /// buffer in use, without a division on every buffer change.
     percent_scale: u64,
     /// Time spent at each percent of the reserved headroom in use (SIH: per-PG headroom,
     /// SHP: the pool, DSH: the insurance).
     headroom_time: [Time; OCC_BUCKETS],
-    last_headroom_bucket: usize,
     /// Time with no headroom cell in use at all.
     headroom_idle: Time,
-    last_headroom_idle: bool,
     /// Like `percent_scale`, for the reserved headroom.
     headroom_scale: u64,
 }
@@ -61,9 +63,7 @@ impl Switch {
         Switch {
             percent_scale,
             headroom_time: [Time::ZERO; OCC_BUCKETS],
-            last_headroom_bucket: 0,
             headroom_idle: Time::ZERO,
-            last_headroom_idle: true,
             headroom_scale,
             node,
             ports,
@@ -71,25 +71,27 @@ impl Switch {
             buffer_bytes,
             occupancy_time: [Time::ZERO; OCC_BUCKETS],
             last_change: Time::ZERO,
-            last_bucket: 0,
+            last_used: 0,
+            last_headroom: 0,
         }
     }
 
     /// Records that occupancy changed at `now`.
     fn occupancy_changed(&mut self, now: Time) {
-        let dt = now - self.last_change;
-        self.occupancy_time[self.last_bucket] += dt;
-        self.headroom_time[self.last_headroom_bucket] += dt;
-        if self.last_headroom_idle {
-            self.headroom_idle += dt;
+        if now != self.last_change {
+            let dt = now - self.last_change;
+            let pct = (u128::from(self.last_used) * u128::from(self.percent_scale)) >> 32;
+            self.occupancy_time[(pct as usize).min(OCC_BUCKETS - 1)] += dt;
+            let h = self.last_headroom;
+            let hp = (u128::from(h) * u128::from(self.headroom_scale)) >> 32;
+            self.headroom_time[(hp as usize).min(OCC_BUCKETS - 1)] += dt;
+            if h == 0 {
+                self.headroom_idle += dt;
+            }
+            self.last_change = now;
         }
-        self.last_change = now;
-        let pct = (u128::from(self.mmu.used_cells()) * u128::from(self.percent_scale)) >> 32;
-        self.last_bucket = (pct as usize).min(OCC_BUCKETS - 1);
-        let h = self.mmu.headroom_used_cells();
-        let hp = (u128::from(h) * u128::from(self.headroom_scale)) >> 32;
-        self.last_headroom_bucket = (hp as usize).min(OCC_BUCKETS - 1);
-        self.last_headroom_idle = h == 0;
+        self.last_used = self.mmu.used_cells();
+        self.last_headroom = self.mmu.headroom_used_cells();
     }
 
     /// Statistics at the end of a run at `now`.
@@ -207,14 +209,14 @@ impl Simulation {
                 }
             }
             Ok(placement) => {
-                let ecn = &self.cfg.switch.ecn;
-                let p = &mut self.ports[out as usize];
                 let q = usize::from(pk.prio);
-                let mark = ecn.enabled
-                    && ecn.point == EcnPoint::Enqueue
+                let red = self.red[out as usize][q];
+                let p = &mut self.ports[out as usize];
+                let mark = self.cfg.switch.ecn.point == EcnPoint::Enqueue
                     && pk.kind == Kind::Data
-                    && p.red
-                        .should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn));
+                    && red.is_some_and(|r| {
+                        r.should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn))
+                    });
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
