@@ -348,7 +348,7 @@ fn cable_length_needs_the_unit_m() {
 }
 
 #[test]
-fn config_needs_a_file_and_redis_is_not_available() {
+fn config_needs_a_file_or_redis() {
     let tmp = sn3700();
     let o = headroom(
         &[
@@ -373,7 +373,7 @@ fn config_needs_a_file_and_redis_is_not_available() {
             "Ethernet0",
             "5m",
         ],
-        "not available yet",
+        "cannot be used with",
     );
 }
 

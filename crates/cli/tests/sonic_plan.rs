@@ -428,9 +428,9 @@ fn plan_rejects_bad_inputs() {
     rejects(&a, d, &["exhausted"]);
 
     rejects(
-        &["sonic", "plan", "--redis", "redis://127.0.0.1:6379"],
+        &["sonic", "plan", "--redis", "redis://127.0.0.1:1"],
         d,
-        &["Redis", "not available yet"],
+        &["cannot connect to Redis at redis://127.0.0.1:1"],
     );
     assert!(!d.join("out").exists(), "nothing is written on error");
 }

@@ -21,12 +21,15 @@
 //! - [`lua`]: Lua 5.1 number parsing/printing as SONiC's plugins see it.
 //! - [`swss`]: the swss-common Redis table protocol (key formats, ProducerStateTable writes,
 //!   keyspace notifications), the only module that talks to Redis.
+//! - [`daemon`]: `bufmgrd`, the [`bufmgr`] state machine driven from Redis through [`swss`]
+//!   (event loop, reconnection and reconciliation, benchmark).
 //!
-//! Everything except [`swss`] is sans-IO and deterministic (`BTreeMap` everywhere).
+//! Everything except [`swss`] and [`daemon`] is sans-IO and deterministic (`BTreeMap` everywhere).
 //! Section numbers (§) refer to the behaviour spec `sonic-buffer.md`.
 
 pub mod bufmgr;
 pub mod check;
+pub mod daemon;
 pub mod defaults;
 pub mod lua;
 pub mod model;

@@ -4,6 +4,12 @@
 //! Invariant: profile names are built from the configured strings verbatim (speed as the
 //! effective-speed string, cable as configured), so two ports share a profile exactly when
 //! SONiC would make them share one.
+//!
+//! The `_8lane` suffix (§7.5) is decided by buffermgrd itself, not by the headroom plugin: it
+//! needs the platform vendor to be Mellanox (`ASIC_VENDOR=mellanox`, see [`is_mellanox_asic`]),
+//! the port to have 8 lanes, and the platform *model number* (DEVICE_METADATA `platform`, read
+//! as [`buffermgrd_model_number`]) to be SN4xxx with a speed other than 400G or SN5xxx with a
+//! speed other than 800G. The headroom model used to compute the profile plays no part.
 
 /// Inputs of a dynamic lossless profile name.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,7 +26,8 @@ pub struct ProfileNameParts<'a> {
     pub default_threshold: &'a str,
     /// Gearbox model (empty in practice: SONiC never sets it).
     pub gearbox_model: &'a str,
-    /// Whether this is a Mellanox platform.
+    /// Whether buffermgrd runs on a Mellanox platform (`ASIC_VENDOR=mellanox`; derive it with
+    /// [`is_mellanox_asic`]). Independent of the headroom model.
     pub mellanox: bool,
     /// Lane count of the port.
     pub lane_count: u32,
@@ -46,15 +53,34 @@ pub fn dynamic_profile_name(p: &ProfileNameParts<'_>) -> String {
         name.push('_');
         name.push_str(p.gearbox_model);
     }
-    if p.mellanox && p.lane_count == 8 {
-        let family = p.model.map(|m| m / 1000);
-        if (family == Some(4) && p.speed != "400000") || (family == Some(5) && p.speed != "800000")
-        {
-            name.push_str("_8lane");
-        }
+    if eight_lane_suffix(p.mellanox, p.lane_count, p.model, p.speed) {
+        name.push_str("_8lane");
     }
     name.push_str("_profile");
     name
+}
+
+/// Whether a dynamic profile name gets `_8lane` (§7.5): Mellanox platform, 8 lanes, and
+/// (model / 1000 == 4 and speed ≠ `"400000"`) or (model / 1000 == 5 and speed ≠ `"800000"`),
+/// `model` being the platform model number as buffermgrd reads it. The speed is compared as
+/// the effective-speed string.
+pub fn eight_lane_suffix(mellanox: bool, lane_count: u32, model: Option<u32>, speed: &str) -> bool {
+    if !mellanox || lane_count != 8 {
+        return false;
+    }
+    match model.map(|m| m / 1000) {
+        Some(4) => speed != "400000",
+        Some(5) => speed != "800000",
+        _ => false,
+    }
+}
+
+/// Whether buffermgrd runs with `ASIC_VENDOR=mellanox` on a switch with this STATE_DB
+/// `ASIC_TABLE` key: the Mellanox template (`platform/mellanox/asic_table.j2`, §2.1) names every
+/// key `MELLANOX-SPECTRUM…`. The virtual switch (`VS-ASIC`) runs the Mellanox plugins but with
+/// `ASIC_VENDOR=vs`, and Barefoot (`BAREFOOT-…`) is another vendor: neither gets `_8lane`.
+pub fn is_mellanox_asic(asic_key: &str) -> bool {
+    asic_key.starts_with("MELLANOX")
 }
 
 /// The model number as the pool plugin reads it: the first run of digits after the first
@@ -136,6 +162,52 @@ mod tests {
             dynamic_profile_name(&sn4700_400),
             "pg_lossless_400000_5m_profile"
         );
+    }
+
+    #[test]
+    fn eight_lane_rule() {
+        // (model, speed, expected) on a Mellanox platform with an 8-lane port.
+        for (model, speed, expect) in [
+            (Some(2700), "100000", false),
+            (Some(3800), "200000", false),
+            (Some(4700), "100000", true),
+            (Some(4700), "200000", true),
+            (Some(4700), "400000", false),
+            (Some(5600), "100000", true),
+            (Some(5600), "400000", true),
+            (Some(5600), "800000", false),
+            (Some(5640), "200000", true),
+            (Some(6600), "400000", false),
+            (None, "200000", false),
+        ] {
+            assert_eq!(
+                eight_lane_suffix(true, 8, model, speed),
+                expect,
+                "{model:?} {speed}"
+            );
+            // Never on 4-lane ports, never off Mellanox platforms.
+            assert!(!eight_lane_suffix(true, 4, model, speed));
+            assert!(!eight_lane_suffix(false, 8, model, speed));
+        }
+        // The speed is compared as a string, as buffermgrd does.
+        assert!(eight_lane_suffix(true, 8, Some(4700), "400000.0"));
+    }
+
+    #[test]
+    fn mellanox_vendor_from_the_asic_key() {
+        use crate::tables::state::AsicModel;
+        for (m, mellanox) in [
+            (AsicModel::Spectrum1, true),
+            (AsicModel::Spectrum2, true),
+            (AsicModel::Spectrum3, true),
+            (AsicModel::Spectrum4, true),
+            (AsicModel::Spectrum5, true),
+            (AsicModel::Spectrum6, true),
+            (AsicModel::Vs, false),
+            (AsicModel::Tofino2, false),
+        ] {
+            assert_eq!(is_mellanox_asic(m.key()), mellanox, "{}", m.key());
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   Mellanox zero profiles reserve nothing either, so pool sizes are the same);
 //! - on admin-up ports: a dynamic PG (profile `NULL`/absent or `headroom_type: dynamic`) gets
 //!   the profile `pg_lossless_<speed>_<cable>…_profile` (§7.5), computed once per name with the
-//!   model; it is skipped when the port is not READY (no effective speed or no cable length)
+//!   model; the name, `_8lane` included, depends on the platform (Mellanox ASIC key, platform
+//!   model number) and never on the headroom model ([`crate::naming`]); it is skipped when the port is not READY (no effective speed or no cable length)
 //!   or the cable is `0m`; static PGs, queues and profile lists are copied;
 //! - the headroom check (§6) is evaluated per port for information; unlike buffermgrd, a
 //!   failure does not stop the port's PGs from being written.
@@ -22,7 +23,9 @@ use std::collections::BTreeMap;
 
 use crate::check::{check_headroom, CheckError, CheckOutcome, CheckRequest};
 use crate::model::{HeadroomArgs, HeadroomEnv, HeadroomError, HeadroomModel};
-use crate::naming::{buffermgrd_model_number, dynamic_profile_name, ProfileNameParts};
+use crate::naming::{
+    buffermgrd_model_number, dynamic_profile_name, is_mellanox_asic, ProfileNameParts,
+};
 use crate::pool::{compute, pool_updates, PoolError, PoolOutcome};
 use crate::tables::appl::{ApplDb, ApplPool, ApplProfile};
 use crate::tables::config::{ConfigDb, INGRESS_LOSSLESS_POOL};
@@ -76,6 +79,7 @@ pub fn render(
         .and_then(|d| d.default_dynamic_th)
         .unwrap_or(0);
     let platform_model = config.platform().and_then(buffermgrd_model_number);
+    let mellanox_platform = is_mellanox_asic(&env.asic.name);
     let mut appl = ApplDb::default();
     let mut notes = Vec::new();
 
@@ -169,7 +173,7 @@ pub fn render(
                 threshold: &th_s,
                 default_threshold: &def_s,
                 gearbox_model: "",
-                mellanox: model.name() == "mellanox",
+                mellanox: mellanox_platform,
                 lane_count: args.lane_count,
                 model: platform_model,
             });
@@ -234,4 +238,120 @@ pub fn render(
         checks,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::defaults::{mellanox_dynamic, DefaultOptions, DefaultPort};
+    use crate::model::{Generic, Mellanox};
+    use crate::tables::config::Port;
+    use crate::tables::state::AsicModel;
+    use crate::tables::CableLength;
+
+    /// Ports (speed, lanes) on `platform`, all 5 m, rendered on `asic` with `model`; returns
+    /// the profile name of each port's PG 3-4.
+    fn names(
+        platform: &str,
+        asic: AsicModel,
+        ports: &[(u64, u32)],
+        model: &dyn HeadroomModel,
+    ) -> Vec<String> {
+        let ports: Vec<DefaultPort> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (s, l))| DefaultPort {
+                name: format!("Ethernet{}", 8 * i),
+                port: Port::up(*s, *l),
+                cable: CableLength::parse("5m").expect("cable"),
+            })
+            .collect();
+        let config = mellanox_dynamic(&ports, &DefaultOptions::new(platform, 200_000_000));
+        let mut state = StateDb::with_asic(asic.params());
+        state.mmu_size = Some(200_000_000);
+        let r = render(&config, &state, model).expect("renders");
+        ports
+            .iter()
+            .map(|p| {
+                r.appl
+                    .pgs
+                    .iter()
+                    .find(|(k, _)| k.port == p.name && k.ids.lo() == 3)
+                    .map(|(_, v)| v.clone())
+                    .expect("PG 3-4 rendered")
+            })
+            .collect()
+    }
+
+    const PORTS: [(u64, u32); 4] = [(200_000, 8), (400_000, 8), (800_000, 8), (200_000, 4)];
+
+    #[test]
+    fn eight_lane_suffix_follows_platform_model_number() {
+        // SN4700 (model 4xxx): 8-lane ports below 400G only.
+        let sn4700 = names(
+            "x86_64-mlnx_msn4700-r0",
+            AsicModel::Spectrum3,
+            &PORTS,
+            &Mellanox,
+        );
+        assert_eq!(
+            sn4700,
+            [
+                "pg_lossless_200000_5m_8lane_profile",
+                "pg_lossless_400000_5m_profile",
+                "pg_lossless_800000_5m_8lane_profile",
+                "pg_lossless_200000_5m_profile",
+            ]
+        );
+        // SN5600 (model 5xxx): 8-lane ports other than 800G.
+        let sn5600 = names(
+            "x86_64-nvidia_sn5600-r0",
+            AsicModel::Spectrum4,
+            &PORTS,
+            &Mellanox,
+        );
+        assert_eq!(
+            sn5600,
+            [
+                "pg_lossless_200000_5m_8lane_profile",
+                "pg_lossless_400000_5m_8lane_profile",
+                "pg_lossless_800000_5m_profile",
+                "pg_lossless_200000_5m_profile",
+            ]
+        );
+        // SN3800 (3xxx) and SN6600 (6xxx): never; 8- and 4-lane 200G ports share one name.
+        for (platform, asic) in [
+            ("x86_64-mlnx_msn3800-r0", AsicModel::Spectrum2),
+            ("x86_64-nvidia_sn6600_ld-r0", AsicModel::Spectrum6),
+        ] {
+            let n = names(platform, asic, &PORTS, &Mellanox);
+            assert!(n.iter().all(|n| !n.contains("_8lane")), "{platform}: {n:?}");
+            assert_eq!(n[0], n[3]);
+        }
+    }
+
+    #[test]
+    fn eight_lane_suffix_does_not_depend_on_the_headroom_model() {
+        let mellanox = names(
+            "x86_64-mlnx_msn4700-r0",
+            AsicModel::Spectrum3,
+            &PORTS,
+            &Mellanox,
+        );
+        let generic = names(
+            "x86_64-mlnx_msn4700-r0",
+            AsicModel::Spectrum3,
+            &PORTS,
+            &Generic,
+        );
+        assert_eq!(mellanox, generic);
+    }
+
+    #[test]
+    fn eight_lane_suffix_needs_a_mellanox_platform() {
+        // The VS runs the Mellanox plugins with ASIC_VENDOR=vs: no suffix even with an SN4700
+        // platform string.
+        let vs = names("x86_64-mlnx_msn4700-r0", AsicModel::Vs, &PORTS, &Mellanox);
+        assert!(vs.iter().all(|n| !n.contains("_8lane")), "{vs:?}");
+    }
 }

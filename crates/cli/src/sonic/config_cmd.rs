@@ -1,5 +1,6 @@
 //! `headroom sonic config …`: SONiC's buffer configuration commands (seed 003, "Command line
-//! interface") on a `config_db.json` file.
+//! interface") on a `config_db.json` file (`--config-db FILE`) or on a switch's CONFIG_DB in
+//! Redis (`--redis URL`).
 //!
 //! ```text
 //! config buffer profile add|set NAME [--xon N] [--xoff N] [--size N] [--dynamic-th N] [--pool P]
@@ -11,11 +12,20 @@
 //! config interface cable-length PORT LEN
 //! ```
 //!
-//! Each command reads the file, checks the change against the rules below and the resulting
+//! Each command reads CONFIG_DB, checks the change against the rules below and the resulting
 //! CONFIG_DB against the table model (every reference resolves, thresholds match pool modes,
-//! …), and only then replaces the file atomically (4-space JSON, keys sorted, as SONiC's
-//! `config save`). Nothing is written on error; the error is one line, exit code 2. Tables and
-//! fields the commands do not touch are kept as they are.
+//! …), and only then writes it. Nothing is written on error; the error is one line, exit code
+//! 2. Tables, entries and fields the commands do not touch are kept as they are.
+//!
+//! One validation path, two backends: the command edits an untyped copy of CONFIG_DB
+//! ([`Edits`]: the dump plus the set of entries touched), whichever backend it came from; the
+//! backend then writes the touched entries:
+//! - file: the touched entries are applied to the JSON document and the file replaced
+//!   atomically (4-space JSON, keys sorted, as SONiC's `config save`; untouched values keep
+//!   their JSON form); not rewritten if the text is unchanged;
+//! - Redis: every changed entry is replaced in one `MULTI`/`EXEC` transaction
+//!   ([`super::redis::write_config`]); STATE_DB is read from the same Redis (`mmu_size`,
+//!   `max_priority_groups`, `max_headroom_size`, and `ASIC_TABLE` for the fit check below).
 //!
 //! Rules (seed 003):
 //! - profile: headroom parameters and `dynamic_th` are two groups, at least one is given.
@@ -39,10 +49,12 @@
 //! - cable length: the port exists; the length is a whole number of metres with the unit `m`
 //!   (`40m`; `40` is rejected: SONiC would read it as 4 m).
 //!
-//! With `--asic-table` the changed configuration is also rendered (with `--state-db`'s
-//! `mmu_size` and `max_headroom_size`) and rejected if the buffer would be exhausted or a port
-//! would fail the maximum-headroom check.
+//! When the ASIC parameters are known (`--asic-table`, or `ASIC_TABLE` in the switch's
+//! STATE_DB) the changed configuration is also rendered (with STATE_DB's `mmu_size` and
+//! `max_headroom_size`) and rejected if the buffer would be exhausted or a port would fail the
+//! maximum-headroom check.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,13 +63,14 @@ use headroom_sonic::render::render;
 use headroom_sonic::tables::config::{
     names, BufferProfile, ConfigDb, EGRESS_LOSSLESS_POOL, INGRESS_LOSSLESS_POOL,
 };
-use headroom_sonic::tables::raw::{self, RawDb};
+use headroom_sonic::tables::raw::{self, Fields, RawDb};
 use headroom_sonic::tables::state::StateDb;
 use headroom_sonic::tables::{Direction, IdRange, Threshold};
 use serde_json::{Map, Value};
 
-use super::input::{self, read_nested, read_text};
+use super::input::{self, read_nested, read_text, Source};
 use super::output::{json_text, write_atomically};
+use super::redis::{self as live, RedisSource};
 use super::{fail, ModelName, Result, SonicError};
 
 /// Arguments of `headroom sonic config`.
@@ -68,7 +81,7 @@ error it is left untouched and the exit code is 2."
 )]
 pub struct ConfigArgs {
     /// The config_db.json to edit (SONiC's nested format).
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, conflicts_with = "redis")]
     config_db: Option<PathBuf>,
     /// Also check that the result fits the buffer, with these ASIC parameters (`-a` file).
     #[arg(long, value_name = "FILE", global = true)]
@@ -78,12 +91,13 @@ pub struct ConfigArgs {
     peripheral_table: Option<PathBuf>,
     /// STATE_DB (nested): mmu_size bounds the shared headroom pool, max_priority_groups the
     /// PG ids, max_headroom_size the headroom check.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, conflicts_with = "redis")]
     state_db: Option<PathBuf>,
     /// Headroom model of the fit check.
     #[arg(long, value_enum, global = true, default_value_t = ModelName::Mellanox)]
     model: ModelName,
-    /// Edit a switch's CONFIG_DB in Redis instead (not available yet).
+    /// Edit a switch's CONFIG_DB (db 4) in Redis instead, with its STATE_DB (db 6):
+    /// redis://HOST[:PORT] or unix:///PATH.
     #[arg(long, value_name = "URL", global = true)]
     redis: Option<String>,
     #[command(subcommand)]
@@ -261,30 +275,87 @@ struct PgSpec {
     profile: Option<String>,
 }
 
-/// What a command needs: the typed CONFIG_DB before the change, STATE_DB if given, and the
-/// JSON document being edited.
+/// What a command needs: the typed CONFIG_DB before the change, STATE_DB if known, and the
+/// CONFIG_DB being edited.
 struct Ctx {
     config: ConfigDb,
     state: Option<StateDb>,
-    doc: Map<String, Value>,
+    doc: Edits,
 }
 
-/// Runs `headroom sonic config …`.
-pub fn run(a: &ConfigArgs) -> Result<ExitCode> {
+/// CONFIG_DB being edited, backend-independent: the dump with the edits applied, and every
+/// `(table, key)` an edit touched (the entries a backend has to write).
+struct Edits {
+    db: RawDb,
+    touched: BTreeSet<(String, String)>,
+}
+
+impl Edits {
+    fn new(db: RawDb) -> Edits {
+        Edits {
+            db,
+            touched: BTreeSet::new(),
+        }
+    }
+
+    fn touch(&mut self, table: &str, key: &str) {
+        self.touched.insert((table.to_string(), key.to_string()));
+    }
+
+    /// The entry after the edits.
+    fn entry(&self, table: &str, key: &str) -> Option<&Fields> {
+        self.db.get(table)?.get(key)
+    }
+}
+
+/// A CONFIG_DB as read by one of the two backends.
+enum Backend {
+    /// A config_db.json: its path, text and JSON document.
+    File {
+        path: PathBuf,
+        text: String,
+        doc: Map<String, Value>,
+    },
+    /// A switch's Redis.
+    Redis(RedisSource),
+}
+
+/// CONFIG_DB as read: untyped dump, typed view, label for messages; and STATE_DB if known.
+struct Read {
+    raw: RawDb,
+    config: ConfigDb,
+    label: String,
+    state: Option<StateDb>,
+}
+
+/// Reads CONFIG_DB (and STATE_DB when given or, for Redis, always) from the backend.
+fn load(a: &ConfigArgs) -> Result<(Backend, Read)> {
     if let Some(url) = &a.redis {
-        fail!("editing CONFIG_DB in Redis ({url}) is not available yet; give --config-db FILE");
+        let source = RedisSource::parse(url)?;
+        let loaded = input::load(
+            &Source::Redis(source.clone()),
+            a.asic_table.as_deref(),
+            a.peripheral_table.as_deref(),
+        )?;
+        let read = Read {
+            raw: loaded.config_dump,
+            config: loaded.config,
+            label: loaded.config_label,
+            state: Some(loaded.state),
+        };
+        return Ok((Backend::Redis(source), read));
     }
     let Some(path) = &a.config_db else {
-        fail!("--config-db FILE is required (the config_db.json to edit)");
+        fail!("--config-db FILE is required (the config_db.json to edit), or --redis URL");
     };
     let label = path.display().to_string();
     let text = read_text(path)?;
     let raw = raw::from_nested_json(&text).map_err(|e| SonicError::new(format!("{label}: {e}")))?;
-    let config = input::parse_config(&raw, &label)?;
     let doc = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => m,
         _ => fail!("{label}: not a JSON object"),
     };
+    let config = input::parse_config(&raw, &label)?;
     let state = if a.state_db.is_some() || a.asic_table.is_some() || a.peripheral_table.is_some() {
         let dump = match &a.state_db {
             Some(p) => read_nested(p)?,
@@ -296,22 +367,111 @@ pub fn run(a: &ConfigArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let mut ctx = Ctx { config, state, doc };
+    let backend = Backend::File {
+        path: path.clone(),
+        text,
+        doc,
+    };
+    let read = Read {
+        raw,
+        config,
+        label,
+        state,
+    };
+    Ok((backend, read))
+}
+
+/// Runs `headroom sonic config …`.
+pub fn run(a: &ConfigArgs) -> Result<ExitCode> {
+    let (
+        backend,
+        Read {
+            raw,
+            config,
+            label,
+            state,
+        },
+    ) = load(a)?;
+    let mut ctx = Ctx {
+        config,
+        state,
+        doc: Edits::new(raw.clone()),
+    };
     let summary = apply(&mut ctx, &a.command)?;
 
-    let new_text = json_text(&Value::Object(ctx.doc));
-    let new_raw = raw::from_nested_json(&new_text)
-        .map_err(|e| SonicError::new(format!("the change would leave {label} invalid: {e}")))?;
-    let new_config = ConfigDb::from_raw(&new_raw)
+    let new_config = ConfigDb::from_raw(&ctx.doc.db)
         .map_err(|e| SonicError::new(format!("the change would leave {label} invalid: {e}")))?;
     if let Some(state) = ctx.state.as_ref().filter(|s| s.asic().is_ok()) {
         fit_check(&new_config, state, a.model)?;
     }
-    if new_text != text {
-        write_atomically(path, &new_text)?;
+    match backend {
+        Backend::File {
+            path,
+            text,
+            mut doc,
+        } => {
+            apply_to_json(&mut doc, &raw, &ctx.doc)?;
+            let new_text = json_text(&Value::Object(doc));
+            // The JSON document must say exactly what was validated.
+            let written = raw::from_nested_json(&new_text).map_err(|e| {
+                SonicError::new(format!("the change would leave {label} invalid: {e}"))
+            })?;
+            if written != ctx.doc.db {
+                fail!("internal error: the edited {label} differs from the validated CONFIG_DB");
+            }
+            if new_text != text {
+                write_atomically(&path, &new_text)?;
+            }
+        }
+        Backend::Redis(source) => {
+            live::write_config(&source, &raw, &ctx.doc.db, &ctx.doc.touched)?;
+        }
     }
     println!("{label}: {summary}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies the touched entries of `edits` to a config_db.json document read as `before`:
+/// removed entries are removed (and a table left empty), changed fields are written as
+/// strings, fields whose text is unchanged keep their JSON value.
+fn apply_to_json(doc: &mut Map<String, Value>, before: &RawDb, edits: &Edits) -> Result<()> {
+    for (table, key) in &edits.touched {
+        let Some(fields) = edits.entry(table, key) else {
+            json_remove_entry(doc, table, key);
+            continue;
+        };
+        let old = before.get(table).and_then(|t| t.get(key));
+        let entry = doc
+            .entry(table.clone())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or_else(|| SonicError::new(format!("table {table} is not a JSON object")))?
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or_else(|| SonicError::new(format!("{table}|{key} is not a JSON object")))?;
+        entry.retain(|f, _| fields.contains_key(f));
+        for (f, v) in fields {
+            let same = entry.contains_key(f) && old.and_then(|o| o.get(f)) == Some(v);
+            if !same {
+                entry.insert(f.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn json_remove_entry(doc: &mut Map<String, Value>, table: &str, key: &str) {
+    let now_empty = match doc.get_mut(table) {
+        Some(Value::Object(t)) => {
+            t.remove(key);
+            t.is_empty()
+        }
+        _ => false,
+    };
+    if now_empty {
+        doc.remove(table);
+    }
 }
 
 /// Renders the changed configuration and rejects it if the buffer is exhausted or a port
@@ -365,61 +525,51 @@ fn apply(ctx: &mut Ctx, cmd: &ConfigCommand) -> Result<String> {
 }
 
 // ----------------------------------------------------------------------------------------
-// JSON document edits
+// CONFIG_DB edits (backend-independent)
 
-fn table_mut<'a>(
-    doc: &'a mut Map<String, Value>,
-    name: &str,
-) -> Result<&'a mut Map<String, Value>> {
-    doc.entry(name.to_string())
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| SonicError::new(format!("table {name} is not a JSON object")))
-}
-
-fn entry_mut<'a>(
-    doc: &'a mut Map<String, Value>,
-    table: &str,
-    key: &str,
-) -> Result<&'a mut Map<String, Value>> {
-    table_mut(doc, table)?
+fn set_field(doc: &mut Edits, table: &str, key: &str, field: &str, value: String) -> Result<()> {
+    doc.db
+        .entry(table.to_string())
+        .or_default()
         .entry(key.to_string())
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| SonicError::new(format!("{table}|{key} is not a JSON object")))
-}
-
-fn set_field(
-    doc: &mut Map<String, Value>,
-    table: &str,
-    key: &str,
-    field: &str,
-    value: String,
-) -> Result<()> {
-    entry_mut(doc, table, key)?.insert(field.to_string(), Value::String(value));
+        .or_default()
+        .insert(field.to_string(), value);
+    doc.touch(table, key);
     Ok(())
 }
 
-fn remove_field(doc: &mut Map<String, Value>, table: &str, key: &str, field: &str) -> Result<()> {
-    if let Some(Value::Object(t)) = doc.get_mut(table) {
-        if let Some(Value::Object(e)) = t.get_mut(key) {
-            e.remove(field);
-        }
+fn put_entry(doc: &mut Edits, table: &str, key: &str, fields: Fields) {
+    doc.db
+        .entry(table.to_string())
+        .or_default()
+        .insert(key.to_string(), fields);
+    doc.touch(table, key);
+}
+
+fn remove_field(doc: &mut Edits, table: &str, key: &str, field: &str) -> Result<()> {
+    let removed = doc
+        .db
+        .get_mut(table)
+        .and_then(|t| t.get_mut(key))
+        .and_then(|e| e.remove(field));
+    if removed.is_some() {
+        doc.touch(table, key);
     }
     Ok(())
 }
 
-fn remove_entry(doc: &mut Map<String, Value>, table: &str, key: &str) {
-    let now_empty = match doc.get_mut(table) {
-        Some(Value::Object(t)) => {
+fn remove_entry(doc: &mut Edits, table: &str, key: &str) {
+    let now_empty = match doc.db.get_mut(table) {
+        Some(t) => {
             t.remove(key);
             t.is_empty()
         }
-        _ => false,
+        None => false,
     };
     if now_empty {
-        doc.remove(table);
+        doc.db.remove(table);
     }
+    doc.touch(table, key);
 }
 
 /// Whether a CONFIG_DB `BUFFER_PG` key (`Ethernet0|3-4`, `Ethernet0,Ethernet4|3-4`) covers
@@ -433,9 +583,13 @@ fn pg_key_matches(key: &str, port: &str, range: IdRange) -> bool {
 
 /// The `BUFFER_PG` key of `port`'s PG `range`, splitting a multi-port key into one key per
 /// port first (each with the same fields), so that one port's PG can change alone.
-fn isolate_pg_key(doc: &mut Map<String, Value>, port: &str, range: IdRange) -> Result<String> {
-    let t = table_mut(doc, names::BUFFER_PG)?;
-    let Some(key) = t.keys().find(|k| pg_key_matches(k, port, range)).cloned() else {
+fn isolate_pg_key(doc: &mut Edits, port: &str, range: IdRange) -> Result<String> {
+    let Some(key) = doc
+        .db
+        .get(names::BUFFER_PG)
+        .and_then(|t| t.keys().find(|k| pg_key_matches(k, port, range)))
+        .cloned()
+    else {
         fail!("BUFFER_PG has no entry for {port}|{range}");
     };
     let Some((ports, ids)) = key.rsplit_once('|') else {
@@ -445,9 +599,13 @@ fn isolate_pg_key(doc: &mut Map<String, Value>, port: &str, range: IdRange) -> R
     if ports.len() == 1 {
         return Ok(key.clone());
     }
-    let fields = t.remove(&key).unwrap_or_else(|| Value::Object(Map::new()));
+    let fields = doc
+        .entry(names::BUFFER_PG, &key)
+        .cloned()
+        .unwrap_or_default();
+    remove_entry(doc, names::BUFFER_PG, &key);
     for p in &ports {
-        t.insert(format!("{p}|{ids}"), fields.clone());
+        put_entry(doc, names::BUFFER_PG, &format!("{p}|{ids}"), fields.clone());
     }
     Ok(format!("{port}|{ids}"))
 }
@@ -565,11 +723,11 @@ fn profile_add(ctx: &mut Ctx, s: &ProfileSpec) -> Result<String> {
         fields.push(("dynamic_th", s.dynamic_th.unwrap_or(0).to_string()));
         fields.push(("headroom_type", "dynamic".into()));
     }
-    let entry: Map<String, Value> = fields
+    let entry: Fields = fields
         .iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
+        .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
-    table_mut(&mut ctx.doc, names::BUFFER_PROFILE)?.insert(s.name.clone(), Value::Object(entry));
+    put_entry(&mut ctx.doc, names::BUFFER_PROFILE, &s.name, entry);
     Ok(format!(
         "added BUFFER_PROFILE|{} ({})",
         s.name,

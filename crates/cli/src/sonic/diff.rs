@@ -3,7 +3,9 @@
 //!
 //! Both configurations are rendered with the same STATE_DB (ASIC, MMU size; `--state-db-new`
 //! replaces the STATE_DB dump for the new side) and model, and the APPL_DB tables compared key
-//! by key:
+//! by key. With `--redis URL` the current side is the switch's CONFIG_DB and STATE_DB and the
+//! new side `--config-db-new` with the switch's STATE_DB (`--state-db-new` tables merged over
+//! it: what a `config reload` of that file would lead to):
 //! - profiles created, removed, and modified (field by field);
 //! - PG map, queue and profile-list entries added, removed or pointing at another profile;
 //! - every pool's size and shared-headroom-pool `xoff` before and after, with the change;
@@ -28,10 +30,10 @@ use headroom_sonic::tables::appl::names;
 use headroom_sonic::tables::raw::{Fields, RawDb, RawTable};
 use serde_json::{json, Map, Value};
 
-use super::input::{self, FileSource, InputArgs, Source};
+use super::input::{self, FileSource, InputArgs, Loaded, Source};
 use super::output::{json_text, natural_cmp, Table};
 use super::plan::{self, Planned};
-use super::{fail, ModelName, Result};
+use super::{ModelName, Result};
 
 /// Arguments of `headroom sonic diff`.
 #[derive(Args, Debug)]
@@ -405,18 +407,43 @@ fn to_text(d: &PlanDiff) -> String {
 /// Runs `headroom sonic diff`.
 pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     let old = a.input.load()?;
-    let new_source = match a.input.source()? {
-        Source::File(f) => Source::File(FileSource {
-            config_db: a.config_db_new.clone(),
-            state_db: a.state_db_new.clone().or(f.state_db),
-        }),
-        Source::Redis(_) => fail!("diff needs two configurations: give --config-db FILE"),
-    };
-    let new = input::load(
-        &new_source,
+    let (asic, peripheral) = (
         a.input.asic_table.as_deref(),
         a.input.peripheral_table.as_deref(),
-    )?;
+    );
+    let new = match a.input.source()? {
+        Source::File(f) => {
+            let new_source = Source::File(FileSource {
+                config_db: a.config_db_new.clone(),
+                state_db: a.state_db_new.clone().or(f.state_db),
+            });
+            input::load(&new_source, asic, peripheral)?
+        }
+        Source::Redis(_) => {
+            let label = a.config_db_new.display().to_string();
+            let config_dump = input::read_nested(&a.config_db_new)?;
+            let config = input::parse_config(&config_dump, &label)?;
+            let mut new = Loaded {
+                config,
+                config_dump,
+                config_label: label,
+                ..old.clone()
+            };
+            if let Some(p) = &a.state_db_new {
+                let file = input::read_nested(p)?;
+                let mut dump = old.state_dump.clone();
+                headroom_sonic::tables::raw::merge(&mut dump, &file);
+                let mut base = dump.clone();
+                if asic.is_some() {
+                    base.remove(headroom_sonic::tables::state::names::ASIC_TABLE);
+                }
+                let (state, _) = input::merge_state(base, asic, peripheral)?;
+                new.state = state;
+                new.state_dump = dump;
+            }
+            new
+        }
+    };
     let before = plan::compute(&old, a.model)?;
     let after = plan::compute(&new, a.model)?;
     let d = PlanDiff::new(&before, &after);

@@ -13,14 +13,23 @@
 //!
 //! The ASIC and peripheral files are merged into STATE_DB, as buffermgrd writes them there at
 //! start-up. Every error names the file it comes from.
+//!
+//! With `--redis URL` ([`Source::Redis`], see [`super::redis`]) CONFIG_DB (database 4) and
+//! STATE_DB (database 6) are read from a switch's Redis instead of `--config-db`/`--state-db`,
+//! into the same dumps, and typed by the same code: a configuration gives the same result from
+//! either backend. STATE_DB there already holds `ASIC_TABLE` (written by buffermgrd), so
+//! `--asic-table` is optional; when given, the file's `ASIC_TABLE` (and `--peripheral-table`'s
+//! gearbox tables) replace STATE_DB's.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use headroom_sonic::swss::Db;
 use headroom_sonic::tables::config::ConfigDb;
 use headroom_sonic::tables::raw::{self, RawDb};
-use headroom_sonic::tables::state::StateDb;
+use headroom_sonic::tables::state::{names as state_names, StateDb};
 
+use super::redis::{RedisSource, BUFFERMGRD_STATE_TABLES, CONFIG_TABLES, STATE_TABLES};
 use super::{fail, Result, SonicError};
 
 /// Where CONFIG_DB and STATE_DB come from.
@@ -28,8 +37,8 @@ use super::{fail, Result, SonicError};
 pub enum Source {
     /// JSON dumps on disk.
     File(FileSource),
-    /// A switch's Redis at this URL (`redis://host:6379`); not available yet.
-    Redis(String),
+    /// A switch's Redis (`--redis redis://host:6379`).
+    Redis(RedisSource),
 }
 
 /// The JSON dumps of [`Source::File`].
@@ -56,7 +65,8 @@ pub struct InputArgs {
     /// STATE_DB (nested): BUFFER_MAX_PARAM_TABLE (mmu_size, per-port limits), PORT_TABLE.
     #[arg(long, value_name = "FILE")]
     pub state_db: Option<PathBuf>,
-    /// Read CONFIG_DB and STATE_DB from a switch's Redis instead (not available yet).
+    /// Read CONFIG_DB (db 4) and STATE_DB (db 6) from a switch's Redis instead:
+    /// redis://HOST[:PORT] or unix:///PATH.
     #[arg(long, value_name = "URL", conflicts_with_all = ["config_db", "state_db"])]
     pub redis: Option<String>,
 }
@@ -65,7 +75,7 @@ impl InputArgs {
     /// The data source these options name.
     pub fn source(&self) -> Result<Source> {
         match (&self.redis, &self.config_db) {
-            (Some(url), _) => Ok(Source::Redis(url.clone())),
+            (Some(url), _) => Ok(Source::Redis(RedisSource::parse(url)?)),
             (None, Some(c)) => Ok(Source::File(FileSource {
                 config_db: c.clone(),
                 state_db: self.state_db.clone(),
@@ -89,13 +99,21 @@ impl InputArgs {
 pub struct Loaded {
     /// CONFIG_DB.
     pub config: ConfigDb,
+    /// CONFIG_DB untyped, as read (the buffer tables, for Redis).
+    pub config_dump: RawDb,
     /// STATE_DB (dump + ASIC + peripheral files).
     pub state: StateDb,
     /// The STATE_DB tables buffermgrd itself writes at start-up (its `-a`/`-p` files),
     /// verbatim.
     pub buffermgrd_state: RawDb,
-    /// How to name the CONFIG_DB in messages (its path).
+    /// How to name the CONFIG_DB in messages (its path, or `CONFIG_DB at <URL>`).
     pub config_label: String,
+    /// The STATE_DB dump as read (`--state-db` file or Redis), before the ASIC and
+    /// peripheral files are merged in; from Redis it includes buffermgrd's mirrors
+    /// `BUFFER_POOL_TABLE` and `BUFFER_PROFILE_TABLE` (what is deployed).
+    pub state_dump: RawDb,
+    /// The Redis the tables were read from, if any.
+    pub redis: Option<RedisSource>,
 }
 
 /// Reads a file as text.
@@ -129,29 +147,61 @@ fn parse_state(raw: &RawDb, label: &str) -> Result<StateDb> {
 /// Loads CONFIG_DB and STATE_DB from `source`, merging the ASIC and peripheral files into
 /// STATE_DB.
 pub fn load(source: &Source, asic: Option<&Path>, peripheral: Option<&Path>) -> Result<Loaded> {
-    let files = match source {
-        Source::File(f) => f,
-        Source::Redis(url) => fail!(
-            "reading CONFIG_DB/STATE_DB from Redis ({url}) is not available yet; \
-             give --config-db FILE (and --state-db FILE) instead"
-        ),
-    };
-    let label = files.config_db.display().to_string();
-    let config = parse_config(&read_nested(&files.config_db)?, &label)?;
-    let state_db = match &files.state_db {
-        Some(p) => {
-            let r = read_nested(p)?;
-            parse_state(&r, &p.display().to_string())?;
-            r
+    let (config_dump, config, label, state_dump, redis) = match source {
+        Source::File(files) => {
+            let label = files.config_db.display().to_string();
+            let config_dump = read_nested(&files.config_db)?;
+            let config = parse_config(&config_dump, &label)?;
+            let state_dump = match &files.state_db {
+                Some(p) => {
+                    let r = read_nested(p)?;
+                    parse_state(&r, &p.display().to_string())?;
+                    r
+                }
+                None => RawDb::new(),
+            };
+            (config_dump, config, label, state_dump, None)
         }
-        None => RawDb::new(),
+        Source::Redis(r) => {
+            let label = r.config_label();
+            let config_dump = r.read(Db::Config, &CONFIG_TABLES)?;
+            let config = parse_config(&config_dump, &label)?;
+            let state_dump = r.read(Db::State, &STATE_TABLES)?;
+            parse_state(&state_dump, &format!("STATE_DB at {}", r.url))?;
+            (config_dump, config, label, state_dump, Some(r.clone()))
+        }
     };
-    let (state, buffermgrd_state) = merge_state(state_db, asic, peripheral)?;
+    let mut base = state_dump.clone();
+    if redis.is_some() {
+        // The files stand in for what buffermgrd wrote: they replace STATE_DB's tables.
+        if asic.is_some() {
+            base.remove(state_names::ASIC_TABLE);
+        }
+        if peripheral.is_some() {
+            base.remove(state_names::PERIPHERAL_TABLE);
+            base.remove(state_names::PORT_PERIPHERAL_TABLE);
+        }
+    }
+    let (state, mut buffermgrd_state) = merge_state(base.clone(), asic, peripheral)?;
+    if redis.is_some() {
+        // On a switch buffermgrd has already written its tables to STATE_DB.
+        let mut own = RawDb::new();
+        for t in BUFFERMGRD_STATE_TABLES {
+            if let Some(tab) = base.get(t) {
+                own.insert(t.to_string(), tab.clone());
+            }
+        }
+        raw::merge(&mut own, &buffermgrd_state);
+        buffermgrd_state = own;
+    }
     Ok(Loaded {
         config,
+        config_dump,
         state,
         buffermgrd_state,
         config_label: label,
+        state_dump,
+        redis,
     })
 }
 

@@ -7,19 +7,25 @@
 //!   DSH plan;
 //! - `diff`: what a CONFIG_DB change would change in APPL_DB (profiles, PG map, pool sizes);
 //! - `show buffer configuration|information`: SONiC's two `show buffer` views;
-//! - `config ...`: SONiC's buffer configuration commands on a `config_db.json` file (validated
-//!   with seed 003's rules, written atomically, untouched on error).
+//! - `config ...`: SONiC's buffer configuration commands on a `config_db.json` file or a
+//!   switch's CONFIG_DB (validated with seed 003's rules, written atomically, untouched on
+//!   error).
 //!
-//! Data come from files ([`input::Source::File`]); reading a live switch's Redis
-//! ([`input::Source::Redis`], `--redis URL`) is declared but not available yet.
+//! Data come from files ([`input::Source::File`]) or, with `--redis URL`, from a switch's Redis
+//! ([`input::Source::Redis`], [`redis`]): CONFIG_DB (db 4), STATE_DB (db 6) and, for
+//! `show buffer information`, what is deployed (STATE_DB mirrors, APPL_DB db 0). Both backends
+//! feed the same dumps to the same parsing, validation and rendering code; only reading and
+//! writing differ.
 //!
 //! Every error is one line on stderr (`error: …`) and exit code 2, as for `headroom run`.
 
+mod bufmgrd;
 mod config_cmd;
 mod diff;
 mod input;
 mod output;
 mod plan;
+mod redis;
 mod show;
 
 use std::fmt;
@@ -45,10 +51,12 @@ enum SonicCommand {
     Plan(plan::PlanArgs),
     /// Show what a CONFIG_DB change would change in APPL_DB (profiles, PG map, pool sizes).
     Diff(diff::DiffArgs),
-    /// SONiC's `show buffer configuration|information` for files.
+    /// SONiC's `show buffer configuration|information` (files or a switch's Redis).
     Show(show::ShowArgs),
-    /// SONiC's buffer `config` commands, editing a config_db.json file.
+    /// SONiC's buffer `config` commands, editing a config_db.json file or CONFIG_DB in Redis.
     Config(config_cmd::ConfigArgs),
+    /// Run the buffer manager daemon on a SONiC Redis (buffermgrd's replacement).
+    Bufmgrd(bufmgrd::BufmgrdArgs),
 }
 
 /// The headroom model used to compute dynamic lossless profiles.
@@ -121,6 +129,7 @@ pub fn run(a: SonicArgs) -> miette::Result<ExitCode> {
         SonicCommand::Diff(a) => diff::run(&a),
         SonicCommand::Show(a) => show::run(&a),
         SonicCommand::Config(a) => config_cmd::run(&a),
+        SonicCommand::Bufmgrd(a) => bufmgrd::run(&a),
     };
     match result {
         Ok(code) => Ok(code),

@@ -6,8 +6,15 @@
 //!   `BUFFER_PROFILE` (no dynamically generated profiles). Needs only `--config-db`.
 //! - **information** (SONiC: STATE_DB, what is deployed): every pool with its computed size
 //!   (and shared headroom pool `xoff`), every profile including the generated
-//!   `pg_lossless_<speed>_<cable>…_profile`s; then the PG map, the pool accounting and the
-//!   headroom check. Needs the ASIC parameters (`--asic-table`).
+//!   `pg_lossless_<speed>_<cable>…_profile`s; then the PG map. From files it is computed (as
+//!   `plan` does; needs the ASIC parameters, `--asic-table`).
+//!
+//! With `--redis URL`, **configuration** reads CONFIG_DB (db 4). **information** shows what the
+//! switch has deployed, as SONiC's `show buffer information` does: the pools and profiles of
+//! STATE_DB's `BUFFER_POOL_TABLE` / `BUFFER_PROFILE_TABLE` (buffermgrd's mirrors, db 6) verbatim,
+//! and the PG map from APPL_DB's `BUFFER_PG_TABLE` (db 0). If STATE_DB has no mirror (no buffer
+//! manager has run), it says so on stderr and shows what buffermgrd would deploy, computed from
+//! the switch's CONFIG_DB and STATE_DB like the file case.
 //!
 //! Blocks are printed in SONiC's format (`Pool: <name>` / `Profile: <name>` over a two-column
 //! table between dashed rules), sorted by name; a profile's fields in the order threshold,
@@ -21,13 +28,15 @@ use headroom_sonic::check::CheckOutcome;
 use headroom_sonic::model::dsh::DshPlan;
 use headroom_sonic::pool::{PoolOutcome, ShpSource};
 use headroom_sonic::render::Rendered;
+use headroom_sonic::swss::Db;
+use headroom_sonic::tables::appl::{names as appl_names, ApplDb};
 use headroom_sonic::tables::config::ConfigDb;
-use headroom_sonic::tables::raw::{Fields, RawTable};
+use headroom_sonic::tables::raw::{Fields, RawDb, RawTable};
 
 use super::input::{InputArgs, Loaded};
 use super::output::{kv_block, natural_cmp, Table};
 use super::plan::{self, Planned};
-use super::{ModelName, Result};
+use super::{ModelName, Result, SonicError};
 
 /// Arguments of `headroom sonic show`.
 #[derive(Args, Debug)]
@@ -75,12 +84,59 @@ pub fn run(a: &ShowArgs) -> Result<ExitCode> {
         }
         BufferView::Information(s) => {
             let loaded = s.input.load()?;
-            let planned = plan::compute(&loaded, s.model)?;
-            print!("{}", information_view(&planned.rendered));
-            print!("{}", pg_map_view(&loaded, &planned.rendered));
+            if let Some(appl) = deployed(&loaded)? {
+                print!(
+                    "{}",
+                    information_view_of(
+                        loaded.state_dump.get(appl_names::BUFFER_POOL_TABLE),
+                        loaded.state_dump.get(appl_names::BUFFER_PROFILE_TABLE),
+                    )
+                );
+                print!("{}", pg_map_view(&loaded, &appl));
+            } else {
+                if let Some(r) = &loaded.redis {
+                    eprintln!(
+                        "note: STATE_DB at {} has no BUFFER_POOL_TABLE or BUFFER_PROFILE_TABLE (no \
+                         buffer manager has deployed anything); showing what buffermgrd would \
+                         deploy, computed with model {}",
+                        r.url,
+                        s.model.as_str()
+                    );
+                }
+                let planned = plan::compute(&loaded, s.model)?;
+                print!("{}", information_view(&planned.rendered));
+                print!("{}", pg_map_view(&loaded, &planned.rendered.appl));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a switch has deployed (Redis only, when STATE_DB has buffermgrd's mirrors): pools
+/// and profiles from STATE_DB, the PG map from APPL_DB (`BUFFER_PG_TABLE`), typed.
+fn deployed(loaded: &Loaded) -> Result<Option<ApplDb>> {
+    let Some(r) = &loaded.redis else {
+        return Ok(None);
+    };
+    let mirrors = [
+        appl_names::BUFFER_POOL_TABLE,
+        appl_names::BUFFER_PROFILE_TABLE,
+    ];
+    if mirrors.iter().all(|t| !loaded.state_dump.contains_key(*t)) {
+        return Ok(None);
+    }
+    let mut raw: RawDb = r.read(Db::Appl, &[appl_names::BUFFER_PG_TABLE])?;
+    for t in mirrors {
+        if let Some(tab) = loaded.state_dump.get(t) {
+            raw.insert(t.to_string(), tab.clone());
+        }
+    }
+    ApplDb::from_raw(&raw).map(Some).map_err(|e| {
+        SonicError::new(format!(
+            "deployed buffer tables at {} (STATE_DB mirrors, APPL_DB BUFFER_PG_TABLE): {e}",
+            r.url
+        ))
+    })
 }
 
 /// The profile fields in display order, then any others alphabetically.
@@ -166,14 +222,17 @@ pub fn configuration_view(config: &ConfigDb) -> String {
 /// `show buffer information`: the deployed pools and profiles (STATE_DB mirrors).
 pub fn information_view(r: &Rendered) -> String {
     let raw = r.appl.to_raw();
+    information_view_of(
+        raw.get(appl_names::BUFFER_POOL_TABLE),
+        raw.get(appl_names::BUFFER_PROFILE_TABLE),
+    )
+}
+
+/// `show buffer information` of these pool and profile tables.
+fn information_view_of(pools: Option<&RawTable>, profiles: Option<&RawTable>) -> String {
     let mut out = String::new();
-    blocks(&mut out, "Pool", raw.get("BUFFER_POOL_TABLE"), pool_pairs);
-    blocks(
-        &mut out,
-        "Profile",
-        raw.get("BUFFER_PROFILE_TABLE"),
-        profile_pairs,
-    );
+    blocks(&mut out, "Pool", pools, pool_pairs);
+    blocks(&mut out, "Profile", profiles, profile_pairs);
     out
 }
 
@@ -183,12 +242,12 @@ fn opt(v: Option<u64>) -> String {
 
 /// The PG map: every APPL_DB `BUFFER_PG_TABLE` entry with its port's speed, lanes and cable
 /// and its profile's headroom; then the ports that get no buffers (admin down).
-pub fn pg_map_view(loaded: &Loaded, r: &Rendered) -> String {
+pub fn pg_map_view(loaded: &Loaded, appl: &ApplDb) -> String {
     let c = &loaded.config;
     let mut t = Table::new([
         "Port", "Speed", "Lanes", "Cable", "PG", "Profile", "xon", "xoff", "size",
     ]);
-    let mut pgs: Vec<_> = r.appl.pgs.iter().collect();
+    let mut pgs: Vec<_> = appl.pgs.iter().collect();
     pgs.sort_by(|(a, _), (b, _)| natural_cmp(&a.port, &b.port).then(a.ids.cmp(&b.ids)));
     for (k, profile) in pgs {
         let port = c.ports.get(&k.port);
@@ -209,7 +268,7 @@ pub fn pg_map_view(loaded: &Loaded, r: &Rendered) -> String {
             .cable_length(&k.port)
             .map(|l| l.text().to_string())
             .unwrap_or_default();
-        let p = r.appl.profiles.get(profile);
+        let p = appl.profiles.get(profile);
         t.row([
             k.port.clone(),
             speed,
@@ -429,7 +488,7 @@ pub fn plan_view(loaded: &Loaded, planned: &Planned) -> String {
         profiles.len(),
     );
     out.push_str(&information_view(r));
-    out.push_str(&pg_map_view(loaded, r));
+    out.push_str(&pg_map_view(loaded, &r.appl));
     out.push_str(&accounting_view(r));
     out.push_str(&checks_view(&r.checks));
     if !r.notes.is_empty() {

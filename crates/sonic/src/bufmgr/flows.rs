@@ -115,10 +115,13 @@ impl BufferManager {
     // ---------------------------------------------------------------------------------------
     // Dynamic profiles (§7.4–§7.6).
 
-    fn compute_headroom(&self, gen: &GenInputs) -> Result<Headroom, String> {
-        let env = HeadroomEnv::from_tables(&self.cfg, &self.state).map_err(|e| e.to_string())?;
+    fn compute_headroom(&self, name: &str, gen: &GenInputs) -> Result<Headroom, String> {
         let gearbox = crate::lua::format_number(self.state.gearbox_delay_ns());
         let lanes = gen.lane_count.to_string();
+        if let Some(plugin) = &self.plugin {
+            return plugin.headroom(name, [&gen.speed, &gen.cable, &gen.mtu, &gearbox, &lanes]);
+        }
+        let env = HeadroomEnv::from_tables(&self.cfg, &self.state).map_err(|e| e.to_string())?;
         let args =
             HeadroomArgs::from_plugin_argv([&gen.speed, &gen.cable, &gen.mtu, &gearbox, &lanes])
                 .map_err(|e| e.to_string())?;
@@ -135,7 +138,7 @@ impl BufferManager {
             return Err(format!("{INGRESS_LOSSLESS_POOL} is not configured yet"));
         }
         let h = self
-            .compute_headroom(&gen)
+            .compute_headroom(name, &gen)
             .map_err(|e| format!("headroom of {name} cannot be computed: {e}"))?;
         self.profiles.insert(
             name.to_string(),
@@ -632,7 +635,7 @@ impl BufferManager {
             let Some(gen) = self.profiles.get(&name).and_then(|p| p.gen.clone()) else {
                 continue;
             };
-            match self.compute_headroom(&gen) {
+            match self.compute_headroom(&name, &gen) {
                 Ok(h) => {
                     if let Some(p) = self.profiles.get_mut(&name) {
                         p.xon = Some(h.xon);

@@ -9,7 +9,8 @@
 //! (the 1 s retry of pending items, the 10 s periodic timer, the 1 s polls of the
 //! shared-headroom-pool ordering waits). There is no clock and no I/O: time is a
 //! [`Duration`] since an epoch chosen by the caller, and the Redis wiring is the daemon's job
-//! ([`crate::swss`]). [`harness::Harness`] runs the manager against in-memory databases.
+//! ([`crate::daemon`], over [`crate::swss`]). [`harness::Harness`] runs the manager against
+//! in-memory databases.
 //!
 //! What it reproduces (§7): start-up outputs (ASIC/peripheral tables to STATE_DB, warm-restart
 //! state), gating until the buffer pools are ready and until `PortInitDone`, the port state
@@ -364,6 +365,16 @@ pub enum BufMgrError {
     Asic(#[from] LookupError),
 }
 
+/// A headroom computation outside the manager, used instead of [`Options::model`] when set:
+/// a vendor's `buffer_headroom_<vendor>.lua` run by the daemon in Redis (sonic-buffer.md
+/// §1.5, §3). It is called synchronously while an input or timer is handled.
+pub trait HeadroomPlugin: std::fmt::Debug + Send + Sync {
+    /// Computes profile `profile` from the plugin's `ARGV`: effective speed, cable length as
+    /// configured, port MTU, gearbox delay, lane count (strings, as buffermgrd passes them).
+    /// `Err` is why it cannot be computed now; the item is retried.
+    fn headroom(&self, profile: &str, argv: [&str; 5]) -> Result<crate::model::Headroom, String>;
+}
+
 /// How the manager is started (buffermgrd's command line and environment).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -386,17 +397,21 @@ pub struct Options {
     pub preserved_appl_db: RawDb,
     /// The time the manager starts (the phase of the periodic timer).
     pub start: Duration,
+    /// An external headroom computation replacing `model` for dynamic profiles (the model
+    /// still names the vendor for profile naming and the pool and check computations).
+    pub headroom_plugin: Option<std::sync::Arc<dyn HeadroomPlugin>>,
 }
 
 impl Options {
     /// Options for `model` on `asic`: cold start, no zero profiles, Mellanox naming when the
-    /// model is `mellanox`, ordering waits on, starting at time 0.
+    /// ASIC is a Mellanox one (whatever the headroom model, as `plan` names profiles),
+    /// ordering waits on, starting at time 0.
     pub fn new(model: Model, asic: AsicModel) -> Options {
         let mut hw = RawDb::new();
         hw.entry(crate::tables::state::names::ASIC_TABLE.to_string())
             .or_default()
             .insert(asic.key().to_string(), asic.fields());
-        let mellanox_naming = matches!(model, Model::Mellanox(_));
+        let mellanox_naming = crate::naming::is_mellanox_asic(asic.key());
         Options {
             model,
             warm_reboot: false,
@@ -406,6 +421,7 @@ impl Options {
             wait_for_orchagent: true,
             preserved_appl_db: RawDb::new(),
             start: Duration::ZERO,
+            headroom_plugin: None,
         }
     }
 }
@@ -473,6 +489,7 @@ struct ZeroState {
 #[derive(Clone, Debug)]
 pub struct BufferManager {
     model: Model,
+    plugin: Option<std::sync::Arc<dyn HeadroomPlugin>>,
     warm: bool,
     mellanox_naming: bool,
     wait_for_orchagent: bool,
@@ -482,7 +499,8 @@ pub struct BufferManager {
     cfg: ConfigDb,
     state: StateDb,
     appl: RawDb,
-    appl_cache: Option<ApplDb>,
+    /// Shared so that reading it is not a copy of the whole APPL_DB.
+    appl_cache: Option<std::sync::Arc<ApplDb>>,
     appl_state: RawDb,
     state_out: RawDb,
     port_init_done_seen: bool,
@@ -543,6 +561,7 @@ impl BufferManager {
         state.asic()?;
         let mut m = BufferManager {
             model: options.model,
+            plugin: options.headroom_plugin,
             warm: options.warm_reboot,
             mellanox_naming: options.mellanox_naming,
             wait_for_orchagent: options.wait_for_orchagent,
@@ -966,7 +985,8 @@ impl BufferManager {
             .entry(key.to_string())
             .or_default();
         entry.extend(fields.iter().map(|(f, v)| (f.clone(), v.clone())));
-        self.appl_cache = None;
+        let merged = entry.clone();
+        self.update_appl_cache(table, key, Some(merged));
         self.out.push_back(Output::ApplSet {
             table: table.to_string(),
             key: key.to_string(),
@@ -984,11 +1004,86 @@ impl BufferManager {
             self.appl.remove(table);
         }
         if existed {
-            self.appl_cache = None;
+            self.update_appl_cache(table, key, None);
             self.out.push_back(Output::ApplDel {
                 table: table.to_string(),
                 key: key.to_string(),
             });
+        }
+    }
+
+    /// Keeps the typed APPL_DB view in step with one write of `table:key` (its new merged
+    /// fields, or `None` for a delete) instead of re-reading all of APPL_DB at the next
+    /// use. Keys naming several ports, and entries that do not parse, drop the view (it is
+    /// then rebuilt, and the error logged, by [`BufferManager::appl_view`]); the result is
+    /// the view a full re-read gives.
+    fn update_appl_cache(&mut self, table: &str, key: &str, fields: Option<Fields>) {
+        use crate::tables::appl::names as n;
+        let Some(cache) = self.appl_cache.as_mut() else {
+            return;
+        };
+        let db = std::sync::Arc::make_mut(cache);
+        let removed = match table {
+            n::BUFFER_POOL_TABLE => {
+                db.pools.remove(key);
+                true
+            }
+            n::BUFFER_PROFILE_TABLE => {
+                db.profiles.remove(key);
+                true
+            }
+            n::BUFFER_PG_TABLE | n::BUFFER_QUEUE_TABLE if !key.contains(',') => {
+                match crate::tables::parse_port_ids(table, key, ':') {
+                    Ok(ids) => {
+                        let map = if table == n::BUFFER_PG_TABLE {
+                            &mut db.pgs
+                        } else {
+                            &mut db.queues
+                        };
+                        for pk in ids {
+                            map.remove(&pk);
+                        }
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+            n::BUFFER_PORT_INGRESS_PROFILE_LIST_TABLE => {
+                db.ingress_profile_lists.remove(key);
+                true
+            }
+            n::BUFFER_PORT_EGRESS_PROFILE_LIST_TABLE => {
+                db.egress_profile_lists.remove(key);
+                true
+            }
+            _ => false,
+        };
+        if !removed {
+            self.appl_cache = None;
+            return;
+        }
+        let Some(fields) = fields else {
+            return;
+        };
+        let mut one = RawDb::new();
+        one.entry(table.to_string())
+            .or_default()
+            .insert(key.to_string(), fields);
+        match ApplDb::from_raw(&one) {
+            Ok(new) => {
+                db.pools.extend(new.pools);
+                db.profiles.extend(new.profiles);
+                db.pgs.extend(new.pgs);
+                db.queues.extend(new.queues);
+                db.ingress_profile_lists.extend(new.ingress_profile_lists);
+                db.egress_profile_lists.extend(new.egress_profile_lists);
+            }
+            Err(_) => self.appl_cache = None,
+        }
+        // Checked in debug builds: the incremental view equals a full re-read.
+        #[cfg(debug_assertions)]
+        if let Some(c) = &self.appl_cache {
+            assert_eq!(Some(&**c), ApplDb::from_raw(&self.appl).ok().as_ref());
         }
     }
 
@@ -1027,10 +1122,10 @@ impl BufferManager {
     }
 
     /// The typed APPL_DB the pool algorithm and the check read (cached between writes).
-    fn appl_view(&mut self) -> Option<ApplDb> {
+    fn appl_view(&mut self) -> Option<std::sync::Arc<ApplDb>> {
         if self.appl_cache.is_none() {
             match ApplDb::from_raw(&self.appl) {
-                Ok(db) => self.appl_cache = Some(db),
+                Ok(db) => self.appl_cache = Some(std::sync::Arc::new(db)),
                 Err(e) => {
                     self.log(
                         LogLevel::Error,

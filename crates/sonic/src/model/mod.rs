@@ -5,8 +5,9 @@
 //! arguments ([`HeadroomArgs`]) and the database values the plugin reads ([`HeadroomEnv`]).
 //!
 //! - [`mellanox`]: bit-compatible with SONiC's Mellanox plugin (§4; f64, same operation order).
-//! - [`generic`]: the design's "well-known formula" (seed 003), via
-//!   [`headroom_mech::buffer::formula::sonic_generic`], the simulator's implementation.
+//! - [`generic`]: the design's "well-known formula" as seed 003 writes it (unrounded worst-case
+//!   factor, one-way cable bytes doubled in the propagation delay, gearbox, MAC/PHY, peer
+//!   response from pause quanta; `xoff` rounded up to a whole byte).
 //! - [`dsh`]: Dynamic and Shared Headroom: per-port insurance headroom eta, headroom taken
 //!   from the shared pool, and the thresholds a DSH switch programs.
 //!

@@ -24,7 +24,8 @@
 //! - [`testing`]: a throw-away `redis-server` for tests.
 //!
 //! Module-wide invariants:
-//! - This is the only module of the crate that performs I/O.
+//! - This is the only module of the crate that talks to Redis: the daemon (`crate::daemon`)
+//!   performs its I/O through these types.
 //! - No call blocks without a bound: every socket operation has the [`Endpoint`] timeout.
 //! - Every write sequence this module sends is idempotent in effect, so an operation that
 //!   failed on a connection error may simply be repeated (queued writes stay queued on
