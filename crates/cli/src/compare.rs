@@ -10,7 +10,7 @@ use clap::Args;
 use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
-use headroom_sim::results::RunResults;
+use headroom_sim::results::{PortStats, RunResults};
 use headroom_sim::scenario;
 use miette::{miette, IntoDiagnostic, Result, WrapErr};
 use rayon::prelude::*;
@@ -187,7 +187,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         .collect();
     let mut table = String::new();
     let mut csv = String::from(
-        "scheme,shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
+        "scheme,shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
@@ -195,13 +195,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     csv.push('\n');
     let _ = writeln!(
         table,
-        "{:<6} {:>12} {:>12} {:>9} {:>9} {:>10} {:>9} {:>9} {:>8} {:>8}",
+        "{:<6} {:>12} {:>12} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9} {:>8} {:>8}",
         "scheme",
         "shared/sw",
         "headroom/sw",
         "PAUSE q",
         "PAUSE p",
         "paused ms",
+        "victims",
         "lossless",
         "finished",
         "p50",
@@ -231,6 +232,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             .iter()
             .map(|p| p.port_paused_time.as_secs_f64() * 1e3)
             .sum();
+        let pause_episodes: u64 = r.ports.iter().map(PortStats::pause_episodes_total).sum();
+        let victim_pauses: u64 = r.ports.iter().map(PortStats::victim_pauses_total).sum();
         let drops: u64 = r.drops.values().sum();
         let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();
         let (p50, p99) = slowdowns(r, |_| true);
@@ -241,7 +244,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
         let _ = write!(
             csv,
-            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{}",
+            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{},{},{}",
             row.scheme,
             row.shared_pool_bytes,
             row.headroom_reserved_bytes,
@@ -249,6 +252,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             port_pauses,
             queue_paused_ms,
             port_paused_ms,
+            pause_episodes,
+            victim_pauses,
             r.lossless_drops.len(),
             drops,
             finished,
@@ -262,13 +267,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         csv.push('\n');
         let _ = writeln!(
             table,
-            "{:<6} {:>9.2} MB {:>9.2} MB {:>9} {:>9} {:>10.3} {:>9} {:>4}/{:<4} {:>8} {:>8}",
+            "{:<6} {:>9.2} MB {:>9.2} MB {:>9} {:>9} {:>10.3} {:>8} {:>9} {:>4}/{:<4} {:>8} {:>8}",
             row.scheme,
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
             queue_pauses,
             port_pauses,
             queue_paused_ms + port_paused_ms,
+            victim_pauses,
             r.lossless_drops.len(),
             finished,
             r.flows.len(),
@@ -283,6 +289,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "port_pauses": port_pauses,
             "queue_paused_ms": queue_paused_ms,
             "port_paused_ms": port_paused_ms,
+            "pause_episodes": pause_episodes,
+            "victim_pauses": victim_pauses,
             "lossless_drops": r.lossless_drops.len(),
             "drops": r.drops,
             "headroom_utilisation_p99_percent_max": r

@@ -138,6 +138,10 @@ impl PauseGenerator {
 /// if neither its own timer nor the port's is running (the OR of the two).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PauseTimers {
+    /// No timer runs at or after this time (the latest end any timer was given; an XON
+    /// that cuts a timer short leaves it as an upper bound). Lets the common question "is
+    /// anything paused?" be answered from one field.
+    latest_until: Time,
     from: [Time; PRIORITIES + 1],
     until: [Time; PRIORITIES + 1],
     accounted_to: [Time; PRIORITIES + 1],
@@ -174,6 +178,7 @@ impl PauseTimers {
             self.from[p] = now + response;
         }
         self.until[p] = now + response + quanta_time(rate, quanta);
+        self.latest_until = self.latest_until.max(self.until[p]);
     }
 
     fn settle(&mut self, now: Time, p: usize) {
@@ -190,7 +195,11 @@ impl PauseTimers {
     }
 
     /// Whether `prio` may not start a frame at `now` (its class or its port is paused).
+    #[inline]
     pub fn is_paused(&self, now: Time, prio: u8) -> bool {
+        if now >= self.latest_until {
+            return false;
+        }
         self.timer_running(now, usize::from(prio)) || self.timer_running(now, PORT)
     }
 

@@ -185,6 +185,9 @@ pub struct CalendarQueue {
     /// at a time).
     occupied: Vec<u64>,
     far: BinaryHeap<Scheduled>,
+    /// Bucket of the earliest far event (`u64::MAX` if none), so that the cursor's advance
+    /// checks the far heap with one comparison.
+    far_next: u64,
     seq: u64,
 }
 
@@ -205,6 +208,7 @@ impl CalendarQueue {
             near: 0,
             occupied: vec![0; (1usize << log_buckets).div_ceil(64)],
             far: BinaryHeap::new(),
+            far_next: u64::MAX,
             seq: 0,
         }
     }
@@ -222,26 +226,43 @@ impl CalendarQueue {
         (bucket & (self.ring() - 1)) as usize
     }
 
+    #[inline(always)]
     fn insert_near(&mut self, bucket: u64, key: u128, event: Event) {
         let slot = self.slot(bucket);
         self.occupied[slot / 64] |= 1 << (slot % 64);
-        let v = &mut self.buckets[slot];
         if bucket == self.cur && self.cur_sorted {
-            // Descending order: keys larger than `key` stay in front of it.
-            let at = v.partition_point(|(k, _)| *k > key);
-            v.insert(at, (key, event));
+            Self::insert_sorted(&mut self.buckets[slot], key, event);
         } else {
-            v.push((key, event));
+            self.buckets[slot].push((key, event));
         }
         self.near += 1;
     }
 
+    /// Inserts into the bucket being drained (kept out of line: most events go to a later
+    /// bucket).
+    #[inline(never)]
+    fn insert_sorted(v: &mut Vec<(u128, Event)>, key: u128, event: Event) {
+        // Descending order: keys larger than `key` stay in front of it.
+        let at = v.partition_point(|(k, _)| *k > key);
+        v.insert(at, (key, event));
+    }
+
     /// Moves far events that now fall inside the ring into their buckets.
+    #[inline(always)]
     fn pull_far(&mut self) {
+        if self.far_next < self.cur + self.ring() {
+            self.pull_far_slow();
+        }
+    }
+
+    #[inline(never)]
+    fn pull_far_slow(&mut self) {
         let horizon = self.cur + self.ring();
+        self.far_next = u64::MAX;
         while let Some(s) = self.far.peek() {
             let b = s.time.as_ps() >> self.shift;
             if b >= horizon {
+                self.far_next = b;
                 break;
             }
             let Some(s) = self.far.pop() else { break };
@@ -307,6 +328,8 @@ impl CalendarQueue {
 
     /// Rewinds the cursor to `bucket` (only after a peek moved it past an event's bucket):
     /// events that fall out of the shorter window go back to the far heap.
+    #[cold]
+    #[inline(never)]
     fn rewind(&mut self, bucket: u64) {
         let horizon = bucket + self.ring();
         for v in &mut self.buckets {
@@ -317,6 +340,7 @@ impl CalendarQueue {
                 if t >> self.shift >= horizon {
                     v.swap_remove(i);
                     self.near -= 1;
+                    self.far_next = self.far_next.min(t >> self.shift);
                     self.far.push(Scheduled {
                         time: Time(t),
                         seq: k as u64,
@@ -330,9 +354,21 @@ impl CalendarQueue {
         self.cur = bucket;
         self.cur_sorted = false;
     }
+
+    /// Schedules an event beyond the ring (kept out of line: rare).
+    #[inline(never)]
+    fn push_far(&mut self, b: u64, time: Time, event: Event) {
+        self.far_next = self.far_next.min(b);
+        self.far.push(Scheduled {
+            time,
+            seq: self.seq,
+            event,
+        });
+    }
 }
 
 impl EventQueue for CalendarQueue {
+    #[inline]
     fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
         let b = time.as_ps() >> self.shift;
@@ -342,11 +378,7 @@ impl EventQueue for CalendarQueue {
         if b < self.cur + self.ring() {
             self.insert_near(b, Self::key(time, self.seq), event);
         } else {
-            self.far.push(Scheduled {
-                time,
-                seq: self.seq,
-                event,
-            });
+            self.push_far(b, time, event);
         }
     }
 
@@ -355,8 +387,21 @@ impl EventQueue for CalendarQueue {
             return None;
         }
         let slot = self.slot(self.cur);
-        let (key, event) = self.buckets[slot].pop()?;
-        if self.buckets[slot].is_empty() {
+        self.take(slot)
+    }
+
+    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
+        if !self.settle() {
+            return None;
+        }
+        let slot = self.slot(self.cur);
+        let v = &mut self.buckets[slot];
+        let &(key, event) = v.last()?;
+        if Time((key >> 64) as u64) > limit {
+            return None;
+        }
+        v.pop();
+        if v.is_empty() {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         self.near -= 1;
@@ -365,18 +410,6 @@ impl EventQueue for CalendarQueue {
             seq: key as u64,
             event,
         })
-    }
-
-    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
-        if !self.settle() {
-            return None;
-        }
-        let slot = self.slot(self.cur);
-        let &(key, _) = self.buckets[slot].last()?;
-        if Time((key >> 64) as u64) > limit {
-            return None;
-        }
-        self.take(slot)
     }
 
     fn peek_time(&mut self) -> Option<Time> {

@@ -30,7 +30,9 @@
 //!   so a failed write leaves no half-written file under a final name.
 
 use crate::config::{CcConfig, SimConfig};
-use crate::results::{ByteLedger, FlowRecord, PfcRecord, RunResults, StopReason};
+use crate::results::{
+    ByteLedger, FlowRecord, PfcRecord, PgPeaks, PortStats, RunResults, StopReason,
+};
 use crate::routing;
 use crate::topology::NodeKind;
 use headroom_mech::units::Time;
@@ -233,6 +235,10 @@ pub struct PfcPortSummary {
     pub resumes_sent: u32,
     /// Time this port's transmitter was paused by frames from the peer, ns.
     pub paused_ns: f64,
+    /// Pauses this port decided (XOFF decisions starting a pause; refreshes not counted).
+    pub pause_episodes: u32,
+    /// Those that stopped upstream traffic headed to another egress than the congested one.
+    pub victim_pauses: u32,
 }
 
 /// PFC activity.
@@ -250,6 +256,11 @@ pub struct PfcSummary {
     pub port_level_resume_frames: u64,
     /// Every (node, port) with a port-level frame sent or port-level paused time.
     pub port_level: Vec<PortLevelPfcSummary>,
+    /// Pauses decided by switches, queue-level and port-level (refreshes not counted).
+    pub pause_episodes: u64,
+    /// Those of `pause_episodes` that were victim pauses: they stopped upstream traffic
+    /// headed to another egress than the congested one.
+    pub victim_pauses: u64,
 }
 
 /// Port-level PFC activity of one port (DSH).
@@ -267,6 +278,10 @@ pub struct PortLevelPfcSummary {
     pub resumes_sent: u32,
     /// Time this port's transmitter was held by port-level pauses, ns.
     pub paused_ns: f64,
+    /// Port-level pauses this port decided.
+    pub pause_episodes: u32,
+    /// Those that stopped traffic headed to another egress than the congested one.
+    pub victim_pauses: u32,
 }
 
 /// Packet drops.
@@ -309,6 +324,19 @@ pub struct SwitchSummary {
     pub headroom_idle_fraction: f64,
     /// Largest headroom held by one PG, bytes.
     pub peak_pg_headroom_bytes: u64,
+    /// Peak headroom and shared occupancy of every ingress PG that used either.
+    pub pgs: Vec<PgPeaks>,
+    /// Peak headroom (DSH: insurance) held by each ingress port that used any.
+    pub ports: Vec<PortHeadroomPeak>,
+}
+
+/// Peak headroom held by one ingress port of a switch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PortHeadroomPeak {
+    /// Local port.
+    pub port: u16,
+    /// Highest headroom (DSH: insurance) held by the port's PGs together, bytes.
+    pub headroom_bytes: u64,
 }
 
 /// How the run went.
@@ -450,7 +478,8 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
     for p in &results.ports {
         for prio in 0..8usize {
             let (ps, rs, pt) = (p.pause_sent[prio], p.resume_sent[prio], p.paused_time[prio]);
-            if ps == 0 && rs == 0 && pt == Time::ZERO {
+            let (pe, vp) = (p.pause_episodes[prio], p.victim_pauses[prio]);
+            if ps == 0 && rs == 0 && pt == Time::ZERO && pe == 0 {
                 continue;
             }
             pfc_ports.push(PfcPortSummary {
@@ -462,6 +491,8 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
                 pauses_sent: ps,
                 resumes_sent: rs,
                 paused_ns: ns_f64(pt),
+                pause_episodes: pe,
+                victim_pauses: vp,
             });
         }
     }
@@ -480,6 +511,8 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             pauses_sent: p.port_pause_sent,
             resumes_sent: p.port_resume_sent,
             paused_ns: ns_f64(p.port_paused_time),
+            pause_episodes: p.port_pause_episodes,
+            victim_pauses: p.port_victim_pauses,
         })
         .collect();
     let port_level_pause_frames = results
@@ -495,6 +528,16 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         port_level_pause_frames,
         port_level_resume_frames: port_level_frames - port_level_pause_frames,
         port_level,
+        pause_episodes: results
+            .ports
+            .iter()
+            .map(PortStats::pause_episodes_total)
+            .sum(),
+        victim_pauses: results
+            .ports
+            .iter()
+            .map(PortStats::victim_pauses_total)
+            .sum(),
     };
 
     let drops = DropSummary {
@@ -520,6 +563,15 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             headroom_utilisation_max_percent: s.headroom_utilisation_percent[2],
             headroom_idle_fraction: s.headroom_idle_fraction,
             peak_pg_headroom_bytes: s.peak_pg_headroom_bytes,
+            pgs: s.pgs.clone(),
+            ports: s
+                .port_headroom_peaks
+                .iter()
+                .map(|&(port, headroom_bytes)| PortHeadroomPeak {
+                    port,
+                    headroom_bytes,
+                })
+                .collect(),
         })
         .collect();
     switches.sort_by_key(|s| s.node);
@@ -946,6 +998,14 @@ pub fn summary_table(summary: &Summary) -> String {
         s.pfc.port_level_resume_frames,
         paused_ports
     );
+    if s.pfc.pause_episodes > 0 {
+        let _ = writeln!(
+            out,
+            "             {} pause(s) decided, {} victim pause(s) (stopped traffic for an \
+             uncongested egress)",
+            s.pfc.pause_episodes, s.pfc.victim_pauses
+        );
+    }
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()
     } else {

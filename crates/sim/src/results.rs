@@ -87,12 +87,44 @@ pub struct PortStats {
     pub port_resume_sent: u32,
     /// Time this port's transmitter was paused by port-level frames.
     pub port_paused_time: Time,
+    /// Pauses decided on this port (XOFF decisions that started a pause, refreshes not
+    /// counted), per priority.
+    pub pause_episodes: [u32; 8],
+    /// Those of `pause_episodes` that stopped upstream traffic headed to another egress
+    /// than the congested one (see `net::victim`), per priority.
+    pub victim_pauses: [u32; 8],
+    /// Port-level pauses decided on this port.
+    pub port_pause_episodes: u32,
+    /// Port-level pauses that stopped traffic headed to another egress than the congested one.
+    pub port_victim_pauses: u32,
     /// Frames transmitted.
     pub tx_frames: u64,
     /// Bytes transmitted (frame bytes, without preamble and gap).
     pub tx_bytes: u64,
     /// Largest egress queue, bytes, per priority.
     pub peak_queue: [u64; 8],
+}
+
+impl PortStats {
+    /// Pauses decided on this port, queue-level and port-level.
+    pub fn pause_episodes_total(&self) -> u64 {
+        u64::from(self.port_pause_episodes)
+            + self
+                .pause_episodes
+                .iter()
+                .map(|&x| u64::from(x))
+                .sum::<u64>()
+    }
+
+    /// Victim pauses among them, queue-level and port-level.
+    pub fn victim_pauses_total(&self) -> u64 {
+        u64::from(self.port_victim_pauses)
+            + self
+                .victim_pauses
+                .iter()
+                .map(|&x| u64::from(x))
+                .sum::<u64>()
+    }
 }
 
 /// Buffer statistics of one switch.
@@ -125,6 +157,24 @@ pub struct SwitchStats {
     pub cells_freed: u64,
     /// Cells resident at the end.
     pub cells_resident: u64,
+    /// Peaks of every ingress PG that used shared buffer or headroom, by port then priority.
+    pub pgs: Vec<PgPeaks>,
+    /// Peak headroom held by each ingress port that used any (DSH: its insurance; SIH and
+    /// SHP: its PGs' headroom together), by port.
+    pub port_headroom_peaks: Vec<(u16, u64)>,
+}
+
+/// Peak occupancy of one ingress PG (switch port, priority) over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PgPeaks {
+    /// Local ingress port.
+    pub port: u16,
+    /// Priority.
+    pub prio: u8,
+    /// Highest headroom held, bytes.
+    pub headroom_bytes: u64,
+    /// Highest shared occupancy, bytes.
+    pub shared_bytes: u64,
 }
 
 /// A lossless packet dropped: always an error.

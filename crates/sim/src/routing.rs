@@ -136,6 +136,7 @@ impl Routes {
     }
 
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
+    #[inline]
     pub fn next_hops(&self, switch: NodeId, dst: NodeId) -> &[u16] {
         let hi = self.host_index[dst.index()] as usize;
         let k = switch.index() * self.hosts + hi;

@@ -22,7 +22,7 @@ use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::DcqcnConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing, SimConfig};
+use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing, SchemeConfig, SimConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
@@ -91,15 +91,27 @@ fn topology(rng: &mut Pcg64) -> (String, Topology) {
     }
 }
 
-/// Headroom reserved by the most demanding switch (`Reservation::PerPg`): every lossless PG
-/// of every port gets the formula's bytes, rounded up to cells.
-fn max_reserved(topo: &Topology, h: &HeadroomSizing, cell: u32, lossless: u8) -> u64 {
+/// Headroom reserved by the most demanding switch: under SIH (`Reservation::PerPg`) every
+/// lossless PG of every port gets the formula's bytes, rounded up to cells; under DSH
+/// (`per_port`) every port gets them once, as its insurance.
+fn max_reserved(
+    topo: &Topology,
+    h: &HeadroomSizing,
+    cell: u32,
+    lossless: u8,
+    per_port: bool,
+) -> u64 {
+    let per_port_pgs = if per_port {
+        1
+    } else {
+        u64::from(lossless.count_ones())
+    };
     let mut per_switch = vec![0u64; topo.nodes.len()];
     for l in &topo.links {
         let b = h.bytes(l.rate, l.delay, cell).div_ceil(u64::from(cell)) * u64::from(cell);
         for n in [l.a, l.b] {
             if topo.nodes[n.index()] == NodeKind::Switch {
-                per_switch[n.index()] += b * u64::from(lossless.count_ones());
+                per_switch[n.index()] += b * per_port_pgs;
             }
         }
     }
@@ -212,8 +224,21 @@ fn case(seed: u64) -> Case {
         CcConfig::Dcqcn(DcqcnConfig::default())
     };
 
+    // SIH or DSH (with or without hysteresis); both must be lossless with eta by formula.
+    let scheme = if rng.gen_bool(0.5) {
+        SchemeConfig::Sih
+    } else {
+        let delta = pick(&mut rng, &[0u64, 1500, 3000]);
+        SchemeConfig::Dsh {
+            delta_q: delta,
+            delta_p: delta,
+        }
+    };
+    let dsh = matches!(scheme, SchemeConfig::Dsh { .. });
+
     let mut cfg = SimConfig::new(topo.clone(), flows);
     cfg.seed = seed;
+    cfg.switch.scheme = scheme;
     cfg.stop_time = Some(STOP);
     cfg.host.mtu_payload = mtu_payload;
     cfg.host.cc = cc.clone();
@@ -222,12 +247,13 @@ fn case(seed: u64) -> Case {
     cfg.switch.lossless = lossless;
     cfg.switch.pfc = pfc;
     cfg.switch.alpha = AlphaPolicy::Fixed(alpha);
-    cfg.switch.buffer_bytes = max_reserved(&topo, &headroom, cell, lossless) + extra;
+    cfg.switch.buffer_bytes = max_reserved(&topo, &headroom, cell, lossless, dsh) + extra;
     cfg.switch.headroom = headroom;
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
-         {hname} cells {cell}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}",
+         {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}",
         cfg.flows.len(),
+        cfg.switch.scheme.name(),
         alpha.value(),
         cfg.switch.buffer_bytes,
         if matches!(cc, CcConfig::None) {
@@ -320,8 +346,11 @@ proptest! {
 /// Scenarios the property once found failing, kept as regression seeds. The first four
 /// dropped a lossless frame while the switch decided admission (and XOFF) at the *last* bit
 /// of a frame: a frame mostly received before an XOFF decision was charged to headroom
-/// whole, one frame more than any formula budgets. The last one has lossy go-back-N
+/// whole, one frame more than any formula budgets. The fifth has lossy go-back-N
 /// duplicates still in flight when the last flow finishes (the fabric is not empty then).
+/// The last one (DSH, a shared pool of a few frames) filled a port's insurance without a
+/// port-level pause when the shared pool could not take an arrival, until the port paused
+/// on any use of its insurance.
 #[test]
 fn known_failures() {
     let mut failures = Vec::new();
@@ -331,6 +360,7 @@ fn known_failures() {
         8_409_404_243_176_014_170,
         1_941_426_472_705_316_432,
         6_845_631_441_595_461_813,
+        14_630_885_225_449_731_044,
     ] {
         let c = case(seed);
         if let Err(e) = check(&c) {
@@ -356,5 +386,45 @@ fn scenarios_exercise_pfc() {
     assert!(
         with_pauses * 2 >= n,
         "PFC fired in only {with_pauses} of {n} scenarios"
+    );
+}
+
+/// SHP accepts a risk the other schemes do not: when more PGs need headroom at once than
+/// its over-subscribed pool holds, lossless packets are dropped (and counted as such). A
+/// 16-to-1 incast with every sender paused at once: a pool of the full sum (ratio 1) holds,
+/// a pool over-subscribed 8 times does not.
+#[test]
+fn shp_drops_when_its_pool_is_oversubscribed() {
+    use headroom_sim::config::ShpPool;
+    let run = |ratio: f64| {
+        let topo = builders::star(17, Rate::from_gbps(100), Time::from_us(2)).expect("star");
+        let senders: Vec<NodeId> = (0..16).map(NodeId).collect();
+        let flows = headroom_sim::workload::generators::incast(
+            &senders,
+            NodeId(16),
+            2_000_000,
+            Time::ZERO,
+            None,
+            3,
+        )
+        .expect("incast");
+        let mut cfg = SimConfig::new(topo, flows);
+        cfg.stop_time = Some(STOP);
+        cfg.host.cc = CcConfig::None;
+        cfg.switch.buffer_bytes = 3 << 20;
+        cfg.switch.scheme = SchemeConfig::Shp(ShpPool::Ratio(ratio));
+        Simulation::new(cfg).expect("valid").run()
+    };
+    let full = run(1.0);
+    assert!(full.lossless_drops.is_empty());
+    let over = run(8.0);
+    assert!(!over.lossless_drops.is_empty());
+    assert!(over
+        .lossless_drops
+        .iter()
+        .all(|d| d.cause == "headroom_pool_exhausted"));
+    assert_eq!(
+        over.drops.get("lossless_headroom_pool_exhausted").copied(),
+        Some(over.lossless_drops.len() as u64)
     );
 }

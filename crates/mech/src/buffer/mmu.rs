@@ -20,12 +20,16 @@
 //!   buffer holds headroom and footroom alike. Queue level: QOFF when `ω > T − eta`, QON when
 //!   `ω < T − eta − δq`; arrivals of a QOFF queue still go to shared. Port level: POFF
 //!   (pause every class) when `Σω > Nq × T`, PON when `Σω < Nq × T − δp` and the insurance
-//!   is empty; arrivals of a POFF port go to its insurance headroom.
+//!   is empty; arrivals of a POFF port go to its insurance headroom. An arrival the shared
+//!   pool cannot take (a pool of a few frames) also goes to the insurance, and the port
+//!   pauses at once (POFF whenever its insurance is in use), so the insurance holds that
+//!   arrival and what follows the port-level pause, not a silent backlog.
 //!
 //! `T = alpha_p × free` with `free = shared_pool − Σ shared occupancy`. Thresholds are
 //! re-evaluated for every congested PG (and port) at *every* admission and release anywhere
 //! in the switch, because `T` moves with the free buffer: a queue can cross its threshold
-//! because another port filled the buffer.
+//! because another port filled the buffer. (An admission or release of private cells only
+//! skips it when that provably changes nothing: see `Mmu::private_skips_evaluate`.)
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
 //! then private (its [`Placement`] records only where it was admitted and how many cells).
@@ -270,6 +274,11 @@ pub struct Mmu {
     allocated: u64,
     freed: u64,
     peak_used: u64,
+    /// `evaluate` reaches a fixed point in one pass (no PG can satisfy its XOFF and XON
+    /// conditions at once: DSH, or a non-zero XON offset). Then an admission or release that
+    /// moves only private cells, which `evaluate` never reads, cannot change any PFC state,
+    /// and skips the re-evaluation.
+    private_skips_evaluate: bool,
 }
 
 impl Mmu {
@@ -353,6 +362,8 @@ impl Mmu {
             allocated: 0,
             freed: 0,
             peak_used: 0,
+            private_skips_evaluate: matches!(cfg.scheme, HeadroomScheme::Dsh { .. })
+                || cells(cfg.xon_offset_bytes) > 0,
         })
     }
 
@@ -425,6 +436,7 @@ impl Mmu {
     /// Admits a packet of `bytes` arriving on (`in_port`, `prio`) for egress `out_port`, or
     /// says why it is dropped. PFC transitions it causes anywhere in the switch are appended
     /// to `out`.
+    #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
@@ -493,7 +505,9 @@ impl Mmu {
                 self.active_ports.push(in_port as u32);
             }
         }
-        self.evaluate(out);
+        if region != Region::Private || !self.private_skips_evaluate {
+            self.evaluate(out);
+        }
         Ok(Placement { region, cells })
     }
 
@@ -502,6 +516,7 @@ impl Mmu {
     /// arrived last, into headroom, are conceptually the ones still queued behind it). This
     /// lets a paused PG leave XOFF as soon as its backlog shrinks, instead of waiting for the
     /// headroom packets at the tail of its queue.
+    #[inline]
     pub fn release(
         &mut self,
         in_port: usize,
@@ -536,12 +551,23 @@ impl Mmu {
         self.private_used -= u64::from(pr);
         self.egress[qi] -= cells;
         self.freed += u64::from(cells);
-        self.evaluate(out);
+        if pr != cells || !self.private_skips_evaluate {
+            self.evaluate(out);
+        }
     }
 
     /// Re-evaluates the PFC state of every congested PG and port against the current
     /// threshold.
+    #[inline(always)]
     fn evaluate(&mut self, out: &mut Vec<Transition>) {
+        if !self.active.is_empty() || !self.active_ports.is_empty() {
+            self.evaluate_active(out);
+        }
+    }
+
+    /// `evaluate` when some PG or port is congested (kept out of line).
+    #[inline(never)]
+    fn evaluate_active(&mut self, out: &mut Vec<Transition>) {
         let free = self.free_shared() as f64;
         let dsh = match self.scheme {
             HeadroomScheme::Dsh { .. } => true,
@@ -597,7 +623,9 @@ impl Mmu {
             let xpoff = self.n_lossless * t;
             let xpon = xpoff.saturating_sub(self.delta_p_cells);
             let ps = &mut self.port_state[port];
-            if !ps.poff && ps.shared > xpoff {
+            // The insurance is for what arrives after a port-level pause: a port that had
+            // to use it (the shared pool could not take an arrival) pauses at once.
+            if !ps.poff && (ps.shared > xpoff || ps.headroom > 0) {
                 ps.poff = true;
                 out.push(Transition::Port {
                     port: port as u16,

@@ -115,6 +115,11 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Whether the flow still has bytes it has not sent (since the last go-back).
+    pub fn has_unsent_data(&self) -> bool {
+        self.snd_nxt < self.size
+    }
+
     /// State of flow `id` described by `spec`.
     pub fn new(
         id: u32,
@@ -178,7 +183,13 @@ impl Simulation {
         let mut wake = Time::MAX;
         let pacing = self.cfg.host.pacing;
         for k in 0..n {
-            let i = (self.hosts[h as usize].rr + k) % n;
+            // `rr < n` and `k < n`: one subtraction instead of a division, except in the
+            // (impossible) case of a stale pointer.
+            let i = match self.hosts[h as usize].rr + k {
+                i if i < n => i,
+                i if i < 2 * n => i - n,
+                i => i % n,
+            };
             let f = self.hosts[h as usize].active[i] as usize;
             let fl = &self.flows[f];
             if fl.snd_nxt >= fl.size {
@@ -195,7 +206,7 @@ impl Simulation {
                 wake = wake.min(fl.next_avail);
                 continue;
             }
-            self.hosts[h as usize].rr = (i + 1) % n;
+            self.hosts[h as usize].rr = if i + 1 < n { i + 1 } else { 0 };
             return Some(self.make_data_packet(f as u32));
         }
         if wake < Time::MAX {

@@ -18,6 +18,7 @@ pub mod host;
 pub mod packet;
 pub mod port;
 pub mod switch;
+mod victim;
 
 use crate::config::{CcConfig, ConfigError, SimConfig};
 use crate::engine::{CalendarQueue, Event, EventQueue};
@@ -94,6 +95,8 @@ pub struct Simulation {
     buffer_samples: Vec<BufferSample>,
     rate_samples: Vec<RateSample>,
     transitions: Vec<headroom_mech::buffer::Transition>,
+    /// Per global port: pause episodes decided there, and victim pauses among them.
+    pause_episodes: Vec<victim::PauseEpisodes>,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -267,6 +270,7 @@ impl Simulation {
             buffer_samples: Vec::new(),
             rate_samples: Vec::new(),
             transitions: Vec::with_capacity(16),
+            pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
             cfg,
         };
         for f in 0..sim.flows.len() {
@@ -578,13 +582,10 @@ impl Simulation {
             let Slot::Switch(s) = self.slots[next_node as usize] else {
                 break;
             };
-            let sw = &self.switches[s as usize];
-            let hops = self.routes.next_hops(NodeId(sw.node), dst);
-            if hops.is_empty() {
+            let Some(local) = self.egress_local(s, dst.0, hash) else {
                 break;
-            }
-            let local = hops[routing::ecmp_hash(hash, sw.node, hops.len())];
-            port = sw.ports[local as usize];
+            };
+            port = self.switches[s as usize].ports[usize::from(local)];
             path.push(port);
         }
         path
@@ -648,6 +649,10 @@ impl Simulation {
                 port_pause_sent: p.port_pause_sent,
                 port_resume_sent: p.port_resume_sent,
                 port_paused_time: p.pause.port_paused_time(now),
+                pause_episodes: [0; 8],
+                victim_pauses: [0; 8],
+                port_pause_episodes: 0,
+                port_victim_pauses: 0,
                 tx_frames: p.tx_frames,
                 tx_bytes: p.tx_bytes,
                 peak_queue: p.peak_qbytes,
@@ -657,8 +662,12 @@ impl Simulation {
             }
             ports.push(st);
         }
-        for (st, p) in ports.iter_mut().zip(&self.ports) {
+        for ((st, p), e) in ports.iter_mut().zip(&self.ports).zip(&self.pause_episodes) {
             st.peer = self.ports[p.peer as usize].node;
+            st.pause_episodes.copy_from_slice(&e.decided[..8]);
+            st.victim_pauses.copy_from_slice(&e.victim[..8]);
+            st.port_pause_episodes = e.decided[8];
+            st.port_victim_pauses = e.victim[8];
         }
         let switches = self
             .switches

@@ -24,58 +24,66 @@ use headroom_mech::PRIORITIES;
 use std::collections::VecDeque;
 
 /// One transmitting port.
+///
+/// `repr(C)` keeps the declaration order: the fields every frame touches (transmitter,
+/// flags, control queue, queue bytes, pause timers) come first and share few cache lines;
+/// statistics and PFC generator state, touched rarely, come last.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Port {
-    /// Node owning the port.
-    pub node: u32,
-    /// Index among the node's ports.
-    pub local: u16,
-    /// Global index of the port at the other end.
-    pub peer: u32,
-    /// The port at the other end belongs to a switch (which may admit frames at their
-    /// first bit). Set by the network builder; `false` from [`Port::new`].
-    pub peer_is_switch: bool,
-    /// Link rate.
-    pub rate: Rate,
-    /// Propagation delay.
-    pub delay: Time,
+    /// The frame being serialized ends at this time; the port is idle from then on.
+    pub busy_until: Time,
+    /// Pending wake-up, or `Time::MAX`.
+    pub wake_at: Time,
     /// Picoseconds per byte when the rate divides 8 × 10^12 exactly (every common Ethernet
     /// speed does), so serialization is a multiplication instead of a 128-bit division.
     ps_per_byte: Option<u64>,
-    /// Frame error probability on this direction.
-    pub error_rate: f64,
-    /// The link works (false after a failure).
-    pub up: bool,
-    /// The frame being serialized ends at this time; the port is idle from then on.
-    pub busy_until: Time,
-    /// Control frames waiting.
-    pub ctrl: VecDeque<u32>,
-    /// Egress queues (switches only).
-    pub queues: [VecDeque<u32>; PRIORITIES],
-    /// Bytes in each egress queue.
-    pub qbytes: [u64; PRIORITIES],
-    /// Bit `q` set: egress queue `q` holds packets.
-    pub nonempty: u8,
-    /// Largest `qbytes` seen.
-    pub peak_qbytes: [u64; PRIORITIES],
-    /// Pause timers set by PFC frames received on this port.
-    pub pause: PauseTimers,
-    /// PAUSE generators of this port's ingress PGs.
-    pub gens: [PauseGenerator; PRIORITIES],
-    /// PAUSE generator of the port as a whole (DSH's port-level pause).
-    pub port_gen: PauseGenerator,
-    /// DWRR deficit per queue.
-    deficit: [u64; PRIORITIES],
-    /// DWRR round pointer.
-    rr: u8,
-    /// The queue under the pointer still needs its quantum for this round.
-    refill: bool,
-    /// Pending wake-up, or `Time::MAX`.
-    pub wake_at: Time,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Link rate.
+    pub rate: Rate,
     /// Frames sent.
     pub tx_frames: u64,
     /// Bytes sent.
     pub tx_bytes: u64,
+    /// Node owning the port.
+    pub node: u32,
+    /// Global index of the port at the other end.
+    pub peer: u32,
+    /// Index among the node's ports.
+    pub local: u16,
+    /// The link works (false after a failure).
+    pub up: bool,
+    /// The port at the other end belongs to a switch (which may admit frames at their
+    /// first bit). Set by the network builder; `false` from [`Port::new`].
+    pub peer_is_switch: bool,
+    /// Bit `q` set: egress queue `q` holds packets.
+    pub nonempty: u8,
+    /// DWRR round pointer.
+    rr: u8,
+    /// The queue under the pointer still needs its quantum for this round.
+    refill: bool,
+    /// Bit clear: that queue's deficit is zero (set: it may not be), so passing empty queues
+    /// clears only the credits that exist.
+    credited: u8,
+    /// Control frames waiting.
+    pub ctrl: VecDeque<u32>,
+    /// Frame error probability on this direction.
+    pub error_rate: f64,
+    /// Bytes in each egress queue.
+    pub qbytes: [u64; PRIORITIES],
+    /// Pause timers set by PFC frames received on this port.
+    pub pause: PauseTimers,
+    /// Egress queues (switches only).
+    pub queues: [VecDeque<u32>; PRIORITIES],
+    /// DWRR deficit per queue.
+    deficit: [u64; PRIORITIES],
+    /// Largest `qbytes` seen.
+    pub peak_qbytes: [u64; PRIORITIES],
+    /// PAUSE generators of this port's ingress PGs.
+    pub gens: [PauseGenerator; PRIORITIES],
+    /// PAUSE generator of the port as a whole (DSH's port-level pause).
+    pub port_gen: PauseGenerator,
     /// PAUSE frames sent per priority.
     pub pause_sent: [u32; PRIORITIES],
     /// RESUME frames sent per priority.
@@ -111,6 +119,7 @@ impl Port {
             gens: [PauseGenerator::default(); PRIORITIES],
             port_gen: PauseGenerator::default(),
             deficit: [0; PRIORITIES],
+            credited: 0,
             rr: 0,
             refill: true,
             wake_at: Time::MAX,
@@ -154,13 +163,13 @@ impl Simulation {
             self.schedule_wake(port, busy_until);
             return;
         }
-        if let Some(pkt) = self.next_ctrl(port) {
-            self.start_tx(port, pkt);
-            return;
-        }
-        let pkt = match self.slots[self.ports[port as usize].node as usize] {
-            Slot::Switch(s) => self.switch_dequeue(s, port),
-            Slot::Host(h) => self.host_next_packet(h),
+        // One `start_tx` call site, so that it is inlined here.
+        let pkt = match self.next_ctrl(port) {
+            Some(pkt) => Some(pkt),
+            None => match self.slots[self.ports[port as usize].node as usize] {
+                Slot::Switch(s) => self.switch_dequeue(s, port),
+                Slot::Host(h) => self.host_next_packet(h),
+            },
         };
         if let Some(pkt) = pkt {
             self.start_tx(port, pkt);
@@ -194,6 +203,7 @@ impl Simulation {
     }
 
     /// Puts `pkt` on the wire of `port`.
+    #[inline]
     fn start_tx(&mut self, port: u32, pkt: u32) {
         let overhead = self.cfg.link.frame_overhead;
         let size = u64::from(self.arena.get(pkt).size);
@@ -349,6 +359,9 @@ impl Simulation {
         };
         let refresh = g.poll_timeout();
         if let Some(f) = frame {
+            if pause {
+                self.record_pause_episode(port, class);
+            }
             self.send_pfc(port, class, f.quanta);
         }
         if let (true, Some(t)) = (pause, refresh) {
@@ -435,7 +448,8 @@ fn dwrr_pick(
         let skip = eligible.rotate_right(u32::from(p.rr)).trailing_zeros();
         if skip > 0 {
             let passed = ((1u16 << skip) - 1) as u8;
-            let mut empty = passed.rotate_left(u32::from(p.rr)) & !p.nonempty;
+            let mut empty = passed.rotate_left(u32::from(p.rr)) & !p.nonempty & p.credited;
+            p.credited &= !empty;
             while empty != 0 {
                 p.deficit[empty.trailing_zeros() as usize] = 0;
                 empty &= empty - 1;
@@ -446,6 +460,7 @@ fn dwrr_pick(
         let q = usize::from(p.rr);
         if p.refill {
             p.deficit[q] += quantum * u64::from(weights[q].max(1));
+            p.credited |= 1 << q;
             p.refill = false;
         }
         let head = p.queues[q].front().map(|&pk| head_size(pk)).unwrap_or(0);
@@ -454,6 +469,7 @@ fn dwrr_pick(
             if p.queues[q].len() == 1 {
                 // The queue empties: it keeps no credit, and the pointer moves on.
                 p.deficit[q] = 0;
+                p.credited &= !(1 << q);
                 p.rr = ((q + 1) % PRIORITIES) as u8;
                 p.refill = true;
             }

@@ -15,7 +15,7 @@
 use super::packet::Kind;
 use super::Simulation;
 use crate::config::EcnPoint;
-use crate::results::{LosslessDrop, StopReason, SwitchStats};
+use crate::results::{LosslessDrop, PgPeaks, StopReason, SwitchStats};
 use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::buffer::{DropCause, Mmu, Placement, Transition};
@@ -113,15 +113,27 @@ impl Switch {
         };
         let pct = |q: f64| percentile(&self.occupancy_time, q) * self.buffer_bytes / 100;
         let elapsed = now.as_ps().max(1) as f64;
-        let mut peak_h = 0u64;
-        let mut peak_s = 0u64;
+        let mut pgs = Vec::new();
+        let mut port_headroom_peaks = Vec::new();
         for port in 0..self.mmu.ports() {
             for prio in 0..8u8 {
                 let pg = self.mmu.pg(port, prio);
-                peak_h = peak_h.max(u64::from(pg.peak_headroom));
-                peak_s = peak_s.max(u64::from(pg.peak_shared));
+                if pg.peak_headroom > 0 || pg.peak_shared > 0 {
+                    pgs.push(PgPeaks {
+                        port: port as u16,
+                        prio,
+                        headroom_bytes: u64::from(pg.peak_headroom) * cell,
+                        shared_bytes: u64::from(pg.peak_shared) * cell,
+                    });
+                }
+            }
+            let peak = self.mmu.port(port).peak_headroom;
+            if peak > 0 {
+                port_headroom_peaks.push((port as u16, u64::from(peak) * cell));
             }
         }
+        let peak_h = pgs.iter().map(|p| p.headroom_bytes).max().unwrap_or(0) / cell;
+        let peak_s = pgs.iter().map(|p| p.shared_bytes).max().unwrap_or(0) / cell;
         let (allocated, freed) = self.mmu.allocated_freed();
         SwitchStats {
             node: self.node,
@@ -141,6 +153,8 @@ impl Switch {
             cells_allocated: allocated,
             cells_freed: freed,
             cells_resident: self.mmu.used_cells(),
+            pgs,
+            port_headroom_peaks,
         }
     }
 }
@@ -162,22 +176,18 @@ impl Simulation {
         let now = self.now;
         let in_local = self.ports[port as usize].local;
         let pk = *self.arena.get(pkt);
-        let sw = &self.switches[s as usize];
-        let hops = self.routes.next_hops(NodeId(sw.node), NodeId(pk.dst));
-        if hops.is_empty() {
+        let Some(out_local) = self.egress_local(s, pk.dst, pk.hash) else {
             self.drop_packet(pkt, "no_route");
             return;
-        }
-        let out_local = hops[routing::ecmp_hash(pk.hash, sw.node, hops.len())];
-        let out = sw.ports[usize::from(out_local)];
-        let mut tr = std::mem::take(&mut self.transitions);
+        };
+        let out = self.switches[s as usize].ports[usize::from(out_local)];
         let sw = &mut self.switches[s as usize];
         let res = sw.mmu.admit(
             usize::from(in_local),
             pk.prio,
             usize::from(out_local),
             u64::from(pk.size),
-            &mut tr,
+            &mut self.transitions,
         );
         sw.occupancy_changed(now);
         let lossless = sw.mmu.is_lossless(pk.prio);
@@ -227,8 +237,7 @@ impl Simulation {
                 p.peak_qbytes[q] = p.peak_qbytes[q].max(p.qbytes[q]);
             }
         }
-        self.apply_transitions(s, &mut tr);
-        self.transitions = tr;
+        self.apply_transitions(s);
         // A frame still arriving cannot leave now, and whatever else the port could send
         // now it is already sending or waiting for: look again when both the frame and the
         // wire are ready (an earlier pending wake-up will look again itself).
@@ -240,6 +249,15 @@ impl Simulation {
         }
     }
 
+    /// The local egress port switch `s` forwards a packet for `dst` with routing `hash` to
+    /// (shortest paths, ECMP by hash), or `None` if `dst` is unreachable.
+    #[inline(always)]
+    pub(super) fn egress_local(&self, s: u32, dst: u32, hash: u64) -> Option<u16> {
+        let node = self.switches[s as usize].node;
+        let hops = self.routes.next_hops(NodeId(node), NodeId(dst));
+        (!hops.is_empty()).then(|| hops[routing::ecmp_hash(hash, node, hops.len())])
+    }
+
     /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
     pub(super) fn switch_release(
         &mut self,
@@ -249,24 +267,30 @@ impl Simulation {
         out_local: u16,
         placement: Placement,
     ) {
-        let mut tr = std::mem::take(&mut self.transitions);
         let sw = &mut self.switches[s as usize];
         sw.mmu.release(
             usize::from(in_local),
             prio,
             usize::from(out_local),
             placement,
-            &mut tr,
+            &mut self.transitions,
         );
         sw.occupancy_changed(self.now);
-        self.apply_transitions(s, &mut tr);
-        self.transitions = tr;
+        self.apply_transitions(s);
     }
 
-    fn apply_transitions(&mut self, s: u32, tr: &mut Vec<Transition>) {
-        if tr.is_empty() {
-            return;
+    /// Turns the PFC transitions the MMU left in `self.transitions` into frames (the common
+    /// case, none, costs one inlined check).
+    #[inline(always)]
+    fn apply_transitions(&mut self, s: u32) {
+        if !self.transitions.is_empty() {
+            self.send_transitions(s);
         }
+    }
+
+    #[inline(never)]
+    fn send_transitions(&mut self, s: u32) {
+        let mut tr = std::mem::take(&mut self.transitions);
         for t in tr.drain(..) {
             let (port, class, pause) = match t {
                 Transition::Queue { port, prio, pause } => (port, Some(prio), pause),
@@ -275,5 +299,6 @@ impl Simulation {
             let gp = self.switches[s as usize].ports[usize::from(port)];
             self.pfc_transition(gp, class, pause);
         }
+        self.transitions = tr;
     }
 }
