@@ -538,8 +538,10 @@ pub struct BufferManager {
     tick_deferred: bool,
 }
 
-/// CONFIG_DB tables buffermgrd subscribes to (handled through the retry queue).
-const CONFIG_HANDLED: [&str; 9] = [
+/// CONFIG_DB tables the manager takes as input: buffermgrd's consumers (the first
+/// [`CONFIG_HANDLED`] ones, handled through the retry queue), then the tables its plugins
+/// read directly.
+pub const CONFIG_TABLES: [&str; 11] = [
     "PORT",
     "CABLE_LENGTH",
     "BUFFER_POOL",
@@ -549,9 +551,13 @@ const CONFIG_HANDLED: [&str; 9] = [
     "BUFFER_PORT_INGRESS_PROFILE_LIST",
     "BUFFER_PORT_EGRESS_PROFILE_LIST",
     "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+    "LOSSLESS_TRAFFIC_PATTERN",
+    "DEVICE_METADATA",
 ];
-/// STATE_DB tables buffermgrd subscribes to.
-const STATE_HANDLED: [&str; 2] = ["BUFFER_MAX_PARAM_TABLE", "PORT_TABLE"];
+/// CONFIG_DB tables buffermgrd subscribes to (handled through the retry queue).
+const CONFIG_HANDLED: &[&str] = CONFIG_TABLES.split_at(9).0;
+/// STATE_DB tables buffermgrd subscribes to (published by orchagent).
+pub const STATE_TABLES: [&str; 2] = ["BUFFER_MAX_PARAM_TABLE", "PORT_TABLE"];
 
 impl BufferManager {
     /// Starts a manager. It writes the hardware tables and the warm-restart state to STATE_DB
@@ -1228,7 +1234,7 @@ impl BufferManager {
 
     /// Updates the STATE_DB view; returns whether the item goes to a handler.
     fn mirror_state(&mut self, table: &str, key: &str, fields: Option<&Fields>) -> bool {
-        let handled = STATE_HANDLED.contains(&table);
+        let handled = STATE_TABLES.contains(&table);
         match (table, fields) {
             ("BUFFER_MAX_PARAM_TABLE", None) => {
                 if key == "global" {

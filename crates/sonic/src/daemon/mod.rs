@@ -75,22 +75,8 @@ use crate::tables::RawDb;
 use reconcile::{appl_diff, state_diff, ApplReader, APPL_TABLES, OWNED_STATE_TABLES};
 
 /// CONFIG_DB tables the daemon subscribes to (buffermgrd's consumers plus the tables its
-/// plugins read).
-pub const CONFIG_TABLES: [&str; 11] = [
-    "PORT",
-    "CABLE_LENGTH",
-    "BUFFER_POOL",
-    "BUFFER_PROFILE",
-    "BUFFER_PG",
-    "BUFFER_QUEUE",
-    "BUFFER_PORT_INGRESS_PROFILE_LIST",
-    "BUFFER_PORT_EGRESS_PROFILE_LIST",
-    "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
-    "LOSSLESS_TRAFFIC_PATTERN",
-    "DEVICE_METADATA",
-];
-/// STATE_DB tables the daemon subscribes to (published by orchagent).
-pub const STATE_TABLES: [&str; 2] = ["BUFFER_MAX_PARAM_TABLE", "PORT_TABLE"];
+/// plugins read) and STATE_DB tables (published by orchagent): the manager's inputs.
+pub use crate::bufmgr::{CONFIG_TABLES, STATE_TABLES};
 /// APPL_STATE_DB tables the daemon subscribes to (orchagent's responses, §7.9).
 pub const APPL_STATE_TABLES: [&str; 2] = ["BUFFER_POOL_TABLE", "BUFFER_PROFILE_TABLE"];
 
