@@ -136,7 +136,11 @@ impl PauseGenerator {
 /// The pause timers of one transmitting port: one per class, plus the port-level timer set
 /// by a frame that enables all eight classes (DSH's port-level pause). A class may send only
 /// if neither its own timer nor the port's is running (the OR of the two).
+///
+/// `repr(C)`: `latest_until`, the field read on every transmission, comes first, so that a
+/// port can keep it on a cache line it touches anyway.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct PauseTimers {
     /// No timer runs at or after this time (the latest end any timer was given; an XON
     /// that cuts a timer short leaves it as an upper bound). Lets the common question "is

@@ -7,8 +7,8 @@
 //!
 //! Invariants a valid config keeps (checked by [`SimConfig::validate`]): the topology is
 //! structurally valid, every flow names two distinct hosts and a priority below 8 with a
-//! non-zero size, packet sizes are non-zero, and a run has a way to stop (a stop time, or
-//! flows that can all finish).
+//! non-zero size, packet sizes are non-zero, a switch buffer is below 4 GiB, and a run has
+//! a way to stop (a stop time, or flows that can all finish).
 
 use crate::topology::{NodeKind, Topology};
 use crate::workload::FlowSpec;
@@ -571,6 +571,10 @@ impl SimConfig {
         }
         if self.switch.cell_bytes == 0 {
             return param("switch.cell_bytes", "must be > 0");
+        }
+        if self.switch.buffer_bytes > u64::from(u32::MAX) {
+            // Queue byte counters are 32-bit, which keeps a port's queues on one cache line.
+            return param("switch.buffer_bytes", "must be below 4 GiB");
         }
         if self.switch.scheduler.quantum == 0 {
             return param("switch.scheduler.quantum", "must be > 0");

@@ -167,19 +167,35 @@ impl EventQueue for HeapQueue {
 /// far future.
 ///
 /// Bucket `b` holds the events whose time lies in `[b·W, (b+1)·W)` (W = 2^`shift` ps); the
-/// ring covers `buckets.len()` consecutive buckets from the cursor. A bucket is sorted when
-/// the cursor reaches it, and drained in `(time, seq)` order; events scheduled into the
-/// bucket being drained are inserted in order. Events beyond the ring wait in the far heap
-/// and move into the ring as the cursor advances. With the dense, short-horizon traffic of a
-/// packet simulator most operations touch one small, hot bucket.
+/// ring covers `buckets.len()` consecutive buckets from the cursor. A bucket is an unordered
+/// vector; when the cursor reaches it, it becomes the sorted `current` vector and is drained
+/// in `(time, seq)` order (events scheduled into the bucket being drained are inserted in
+/// order). Events beyond the ring wait in the far heap and move into the ring as the cursor
+/// advances.
+///
+/// Bucket vectors are not tied to their ring slot: a drained vector goes to a pool, and an
+/// empty bucket that receives an event takes the vector released last. So the memory in use
+/// is about the pending events, not the ring's length times each bucket's busiest turn, and
+/// pushes write to memory that was in use moments ago instead of memory last touched a
+/// whole turn of the ring ago (a cache miss per push). Each bucket stays contiguous, so
+/// loading it reads memory sequentially.
+///
+/// Inside a bucket an event's order is given by one `u64`: the time's low `shift` bits (the
+/// high bits are the bucket's) above the sequence number (`64 - shift` bits, enough for
+/// more events than any run processes).
 #[derive(Debug)]
 pub struct CalendarQueue {
     shift: u32,
-    buckets: Vec<Vec<(u128, Event)>>,
+    buckets: Vec<Vec<(u64, Event)>>,
+    /// Drained bucket vectors (capacity kept), reused last-released-first.
+    pool: Vec<Vec<(u64, Event)>>,
     /// Absolute number of the bucket under the cursor.
     cur: u64,
-    /// Whether the bucket under the cursor is sorted (descending, popped from the back).
-    cur_sorted: bool,
+    /// The cursor's bucket has been moved into `current` (and new events for it go there).
+    loaded: bool,
+    /// The cursor's bucket, sorted descending by key (popped from the back).
+    current: Vec<(u64, Event)>,
+    /// Events in the ring (buckets and `current`).
     near: usize,
     /// Bit `slot` set: that bucket is non-empty (lets the cursor skip empty buckets a word
     /// at a time).
@@ -193,18 +209,26 @@ pub struct CalendarQueue {
 
 impl Default for CalendarQueue {
     fn default() -> Self {
-        Self::new(10, 15)
+        // ~1 ns buckets, an ~8.4 µs ring: a frame's serialization and a link's propagation
+        // land in the ring; congestion-control and retransmission timers go to the heap.
+        Self::new(10, 13)
     }
 }
 
 impl CalendarQueue {
     /// A queue with buckets of 2^`shift` ps and 2^`log_buckets` buckets in the ring.
+    ///
+    /// # Panics
+    /// If `shift` exceeds 16 (the sequence number needs the other 48 bits of a key).
     pub fn new(shift: u32, log_buckets: u32) -> Self {
+        assert!(shift <= 16, "bucket width 2^{shift} ps is too wide");
         CalendarQueue {
             shift,
             buckets: (0..1usize << log_buckets).map(|_| Vec::new()).collect(),
+            pool: Vec::new(),
             cur: 0,
-            cur_sorted: false,
+            loaded: false,
+            current: Vec::new(),
             near: 0,
             occupied: vec![0; (1usize << log_buckets).div_ceil(64)],
             far: BinaryHeap::new(),
@@ -213,8 +237,19 @@ impl CalendarQueue {
         }
     }
 
-    fn key(time: Time, seq: u64) -> u128 {
-        (u128::from(time.as_ps()) << 64) | u128::from(seq)
+    /// The in-bucket key of an event at `time` (ps) with sequence number `seq`.
+    fn key(&self, time: u64, seq: u64) -> u64 {
+        debug_assert!(seq < 1 << (64 - self.shift), "sequence number overflow");
+        ((time & ((1 << self.shift) - 1)) << (64 - self.shift)) | seq
+    }
+
+    /// The time and sequence number of the event with `key` in `bucket`.
+    fn unkey(&self, bucket: u64, key: u64) -> (Time, u64) {
+        let seq_bits = 64 - self.shift;
+        (
+            Time((bucket << self.shift) | (key >> seq_bits)),
+            key & ((1 << seq_bits) - 1),
+        )
     }
 
     fn ring(&self) -> u64 {
@@ -227,21 +262,28 @@ impl CalendarQueue {
     }
 
     #[inline(always)]
-    fn insert_near(&mut self, bucket: u64, key: u128, event: Event) {
+    fn insert_near(&mut self, bucket: u64, time: u64, seq: u64, event: Event) {
+        let key = self.key(time, seq);
+        self.near += 1;
+        if bucket == self.cur && self.loaded {
+            Self::insert_sorted(&mut self.current, key, event);
+            return;
+        }
         let slot = self.slot(bucket);
         self.occupied[slot / 64] |= 1 << (slot % 64);
-        if bucket == self.cur && self.cur_sorted {
-            Self::insert_sorted(&mut self.buckets[slot], key, event);
-        } else {
-            self.buckets[slot].push((key, event));
+        let v = &mut self.buckets[slot];
+        if v.capacity() == 0 {
+            if let Some(reused) = self.pool.pop() {
+                *v = reused;
+            }
         }
-        self.near += 1;
+        v.push((key, event));
     }
 
     /// Inserts into the bucket being drained (kept out of line: most events go to a later
     /// bucket).
     #[inline(never)]
-    fn insert_sorted(v: &mut Vec<(u128, Event)>, key: u128, event: Event) {
+    fn insert_sorted(v: &mut Vec<(u64, Event)>, key: u64, event: Event) {
         // Descending order: keys larger than `key` stay in front of it.
         let at = v.partition_point(|(k, _)| *k > key);
         v.insert(at, (key, event));
@@ -266,12 +308,40 @@ impl CalendarQueue {
                 break;
             }
             let Some(s) = self.far.pop() else { break };
-            self.insert_near(b, Self::key(s.time, s.seq), s.event);
+            self.insert_near(b, s.time.as_ps(), s.seq, s.event);
         }
     }
 
-    /// Moves the cursor to the first non-empty bucket and sorts it; `false` if empty.
+    /// Makes the bucket at `slot` (the cursor's) the sorted `current` vector.
+    fn load(&mut self, slot: usize) {
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        let bucket = std::mem::take(&mut self.buckets[slot]);
+        let drained = std::mem::replace(&mut self.current, bucket);
+        if drained.capacity() > 0 {
+            self.pool.push(drained);
+        }
+        // Keys are unique (the sequence is), so an unstable sort is deterministic.
+        self.current
+            .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+        self.loaded = true;
+    }
+
+    /// Moves the cursor to the first non-empty bucket and loads it; `false` if empty.
+    #[inline]
     fn settle(&mut self) -> bool {
+        if self.loaded && !self.current.is_empty() {
+            return true;
+        }
+        self.settle_slow()
+    }
+
+    fn settle_slow(&mut self) -> bool {
+        if self.loaded {
+            // The cursor's bucket is drained.
+            self.loaded = false;
+            self.cur += 1;
+            self.pull_far();
+        }
         loop {
             if self.near == 0 {
                 let Some(s) = self.far.peek() else {
@@ -280,37 +350,17 @@ impl CalendarQueue {
                 let b = s.time.as_ps() >> self.shift;
                 if b > self.cur {
                     self.cur = b;
-                    self.cur_sorted = false;
                 }
                 self.pull_far();
             }
             let slot = self.slot(self.cur);
             if !self.buckets[slot].is_empty() {
-                if !self.cur_sorted {
-                    self.buckets[slot].sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-                    self.cur_sorted = true;
-                }
+                self.load(slot);
                 return true;
             }
-            self.occupied[slot / 64] &= !(1 << (slot % 64));
             self.cur += self.empty_run(slot).max(1);
-            self.cur_sorted = false;
             self.pull_far();
         }
-    }
-
-    /// Removes the smallest event of the (settled, sorted) bucket at `slot`.
-    fn take(&mut self, slot: usize) -> Option<Scheduled> {
-        let (key, event) = self.buckets[slot].pop()?;
-        if self.buckets[slot].is_empty() {
-            self.occupied[slot / 64] &= !(1 << (slot % 64));
-        }
-        self.near -= 1;
-        Some(Scheduled {
-            time: Time((key >> 64) as u64),
-            seq: key as u64,
-            event,
-        })
     }
 
     /// How many buckets from `slot` on (ring order, at most to the end of its bitmap word
@@ -327,32 +377,43 @@ impl CalendarQueue {
     }
 
     /// Rewinds the cursor to `bucket` (only after a peek moved it past an event's bucket):
-    /// events that fall out of the shorter window go back to the far heap.
+    /// every pending event is scheduled again from there.
     #[cold]
     #[inline(never)]
     fn rewind(&mut self, bucket: u64) {
+        let mut all: Vec<Scheduled> = Vec::with_capacity(self.len());
+        let at = |q: &Self, b: u64, (key, event): (u64, Event)| {
+            let (time, seq) = q.unkey(b, key);
+            Scheduled { time, seq, event }
+        };
+        for &e in &self.current {
+            all.push(at(self, self.cur, e));
+        }
+        self.current.clear();
+        for slot in 0..self.buckets.len() {
+            // Slots hold the buckets `cur..cur + ring`.
+            let b = self.cur + ((slot as u64).wrapping_sub(self.cur) & (self.ring() - 1));
+            for &e in &self.buckets[slot] {
+                all.push(at(self, b, e));
+            }
+            self.buckets[slot].clear();
+        }
+        all.extend(std::mem::take(&mut self.far));
+        self.occupied.fill(0);
+        self.near = 0;
+        self.far_next = u64::MAX;
+        self.loaded = false;
+        self.cur = bucket;
         let horizon = bucket + self.ring();
-        for v in &mut self.buckets {
-            let mut i = 0;
-            while i < v.len() {
-                let (k, e) = v[i];
-                let t = (k >> 64) as u64;
-                if t >> self.shift >= horizon {
-                    v.swap_remove(i);
-                    self.near -= 1;
-                    self.far_next = self.far_next.min(t >> self.shift);
-                    self.far.push(Scheduled {
-                        time: Time(t),
-                        seq: k as u64,
-                        event: e,
-                    });
-                } else {
-                    i += 1;
-                }
+        for s in all {
+            let b = s.time.as_ps() >> self.shift;
+            if b < horizon {
+                self.insert_near(b, s.time.as_ps(), s.seq, s.event);
+            } else {
+                self.far_next = self.far_next.min(b);
+                self.far.push(s);
             }
         }
-        self.cur = bucket;
-        self.cur_sorted = false;
     }
 
     /// Schedules an event beyond the ring (kept out of line: rare).
@@ -365,6 +426,14 @@ impl CalendarQueue {
             event,
         });
     }
+
+    /// Removes the back of `current` (the earliest event; `settle` returned `true`).
+    fn take(&mut self) -> Option<Scheduled> {
+        let (key, event) = self.current.pop()?;
+        self.near -= 1;
+        let (time, seq) = self.unkey(self.cur, key);
+        Some(Scheduled { time, seq, event })
+    }
 }
 
 impl EventQueue for CalendarQueue {
@@ -376,7 +445,7 @@ impl EventQueue for CalendarQueue {
             self.rewind(b);
         }
         if b < self.cur + self.ring() {
-            self.insert_near(b, Self::key(time, self.seq), event);
+            self.insert_near(b, time.as_ps(), self.seq, event);
         } else {
             self.push_far(b, time, event);
         }
@@ -386,40 +455,25 @@ impl EventQueue for CalendarQueue {
         if !self.settle() {
             return None;
         }
-        let slot = self.slot(self.cur);
-        self.take(slot)
+        self.take()
     }
 
     fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
         if !self.settle() {
             return None;
         }
-        let slot = self.slot(self.cur);
-        let v = &mut self.buckets[slot];
-        let &(key, event) = v.last()?;
-        if Time((key >> 64) as u64) > limit {
+        let &(key, _) = self.current.last()?;
+        if self.unkey(self.cur, key).0 > limit {
             return None;
         }
-        v.pop();
-        if v.is_empty() {
-            self.occupied[slot / 64] &= !(1 << (slot % 64));
-        }
-        self.near -= 1;
-        Some(Scheduled {
-            time: Time((key >> 64) as u64),
-            seq: key as u64,
-            event,
-        })
+        self.take()
     }
 
     fn peek_time(&mut self) -> Option<Time> {
         if !self.settle() {
             return None;
         }
-        let slot = self.slot(self.cur);
-        self.buckets[slot]
-            .last()
-            .map(|(k, _)| Time((*k >> 64) as u64))
+        self.current.last().map(|&(k, _)| self.unkey(self.cur, k).0)
     }
 
     fn len(&self) -> usize {

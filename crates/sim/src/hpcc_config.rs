@@ -376,8 +376,13 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         .unwrap_or(DEFAULT_BUFFER_MB);
     sw.buffer_bytes = mb
         .checked_mul(1 << 20)
-        .filter(|&b| b > 0)
-        .ok_or_else(|| c.err("BUFFER_SIZE", format!("{mb} MB is out of range")))?;
+        .filter(|&b| b > 0 && b <= u64::from(u32::MAX))
+        .ok_or_else(|| {
+            c.err(
+                "BUFFER_SIZE",
+                format!("{mb} MB is out of range (1 to 4095)"),
+            )
+        })?;
     sw.private_bytes = RESERVE_BYTES;
     sw.headroom = HeadroomSizing::HpccCompat;
     sw.reservation = Reservation::PerPort;

@@ -1244,6 +1244,9 @@ fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "buffer") {
         sw.buffer_bytes = f.positive_bytes(cx)?;
+        if sw.buffer_bytes > u64::from(u32::MAX) {
+            return Err(f.err(cx, "must be below 4 GiB"));
+        }
     }
     if let Some(f) = t.get(cx, "cell") {
         let c = f.positive_bytes(cx)?;

@@ -298,6 +298,14 @@ fn flows_workload_errors() {
 }
 
 #[test]
+fn buffer_of_4gib_or_more() {
+    let text = format!("{BASE}\n[switch]\nbuffer = \"4GiB\"\n");
+    check(&text, "switch.buffer", "below 4 GiB", "\"4GiB\"");
+    let text = format!("{BASE}\n[switch]\nbuffer = \"4095MiB\"\n");
+    assert!(parse(&text).is_ok());
+}
+
+#[test]
 fn switch_section() {
     let text = format!(
         "{BASE}\n[switch]\nbuffer = \"12MB\"\ncell = \"256B\"\nheadroom = \"dsh\"\nreservation = \"per-port\"\n\

@@ -248,6 +248,13 @@ fn bad_number() {
         line_of(&text, "BUFFER_SIZE"),
         "`3.5` is not an integer",
     );
+    let text = s.config().replace("BUFFER_SIZE 32", "BUFFER_SIZE 4096");
+    s.fails(
+        &text,
+        "BUFFER_SIZE",
+        line_of(&text, "BUFFER_SIZE"),
+        "4096 MB is out of range (1 to 4095)",
+    );
     let text = s.config().replace("RATE_AI 50Mb/s", "RATE_AI 50");
     let run = s.parse(&text).unwrap_or_else(|e| panic!("{e}"));
     let CcConfig::Dcqcn(d) = &run.config.host.cc else {

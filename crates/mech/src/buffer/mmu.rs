@@ -239,14 +239,40 @@ pub struct PortOccupancy {
 }
 
 /// The MMU of one switch.
+///
+/// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so the
+/// fields every admission and release reads come first and share two lines (line 0: the
+/// per-PG and per-queue tables, the scheme, the lossless classes; line 1: the counters).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Mmu {
-    cell_bytes: u32,
-    ports: usize,
-    lossless: u8,
-    n_lossless: u64,
+    pgs: Box<[PgOccupancy]>,
+    egress: Box<[u32]>,
     scheme: HeadroomScheme,
+    lossless: u8,
+    /// `evaluate` reaches a fixed point in one pass (no PG can satisfy its XOFF and XON
+    /// conditions at once: DSH, or a non-zero XON offset). Then an admission or release that
+    /// moves only private cells, which `evaluate` never reads, cannot change any PFC state,
+    /// and skips the re-evaluation.
+    private_skips_evaluate: bool,
+    private_used: u64,
+    shared_used: u64,
+    headroom_used: u64,
+    allocated: u64,
+    freed: u64,
+    peak_used: u64,
+    cell_bytes: u32,
     private_cells: u32,
+    port_state: Box<[PortOccupancy]>,
+    /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
+    /// state can change. Kept small so re-evaluation at every event stays cheap.
+    active: Vec<u32>,
+    in_active: Vec<bool>,
+    /// DSH: ports holding shared or insurance cells, or paused.
+    active_ports: Vec<u32>,
+    in_active_port: Vec<bool>,
+    ports: usize,
+    n_lossless: u64,
     headroom_cells: Vec<u32>,
     xon_offset_cells: u32,
     delta_q_cells: u64,
@@ -258,27 +284,6 @@ pub struct Mmu {
     hpool: u64,
     hpool_used: u64,
     total_cells: u64,
-    shared_used: u64,
-    private_used: u64,
-    headroom_used: u64,
-    port_state: Vec<PortOccupancy>,
-    pgs: Vec<PgOccupancy>,
-    egress: Vec<u32>,
-    /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
-    /// state can change. Kept small so re-evaluation at every event stays cheap.
-    active: Vec<u32>,
-    in_active: Vec<bool>,
-    /// DSH: ports holding shared or insurance cells, or paused.
-    active_ports: Vec<u32>,
-    in_active_port: Vec<bool>,
-    allocated: u64,
-    freed: u64,
-    peak_used: u64,
-    /// `evaluate` reaches a fixed point in one pass (no PG can satisfy its XOFF and XON
-    /// conditions at once: DSH, or a non-zero XON offset). Then an admission or release that
-    /// moves only private cells, which `evaluate` never reads, cannot change any PFC state,
-    /// and skips the re-evaluation.
-    private_skips_evaluate: bool,
 }
 
 impl Mmu {
@@ -352,9 +357,9 @@ impl Mmu {
             shared_used: 0,
             private_used: 0,
             headroom_used: 0,
-            port_state: vec![PortOccupancy::default(); ports],
-            pgs: vec![PgOccupancy::default(); ports * PRIORITIES],
-            egress: vec![0; ports * PRIORITIES],
+            port_state: vec![PortOccupancy::default(); ports].into_boxed_slice(),
+            pgs: vec![PgOccupancy::default(); ports * PRIORITIES].into_boxed_slice(),
+            egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             active: Vec::with_capacity(ports * PRIORITIES),
             in_active: vec![false; ports * PRIORITIES],
             active_ports: Vec::with_capacity(ports),
@@ -467,7 +472,6 @@ impl Mmu {
             Region::Shared
         };
         let pg = &mut self.pgs[pgi];
-        let ps = &mut self.port_state[in_port];
         match region {
             Region::Private => {
                 pg.private += cells;
@@ -478,13 +482,14 @@ impl Mmu {
                 pg.peak_shared = pg.peak_shared.max(pg.shared);
                 self.shared_used += u64::from(cells);
                 if lossless {
-                    ps.shared += u64::from(cells);
+                    self.port_state[in_port].shared += u64::from(cells);
                 }
             }
             Region::Headroom => {
                 pg.headroom += cells;
                 pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
                 self.headroom_used += u64::from(cells);
+                let ps = &mut self.port_state[in_port];
                 ps.headroom += cells;
                 ps.peak_headroom = ps.peak_headroom.max(ps.headroom);
                 if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
@@ -531,20 +536,23 @@ impl Mmu {
         let lossless = self.is_lossless(prio);
         let shp = matches!(self.scheme, HeadroomScheme::Shp { .. });
         let pg = &mut self.pgs[pgi];
-        let ps = &mut self.port_state[in_port];
         let h = cells.min(pg.headroom);
+        let sh = (cells - h).min(pg.shared);
         pg.headroom -= h;
-        ps.headroom -= h;
+        pg.shared -= sh;
+        if h > 0 || (lossless && sh > 0) {
+            // Only then does the port's state change (most releases are private cells).
+            let ps = &mut self.port_state[in_port];
+            ps.headroom -= h;
+            if lossless {
+                ps.shared -= u64::from(sh);
+            }
+        }
         self.headroom_used -= u64::from(h);
         if shp {
             self.hpool_used -= u64::from(h);
         }
-        let sh = (cells - h).min(pg.shared);
-        pg.shared -= sh;
         self.shared_used -= u64::from(sh);
-        if lossless {
-            ps.shared -= u64::from(sh);
-        }
         let pr = cells - h - sh;
         debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
         pg.private -= pr;

@@ -328,7 +328,9 @@ impl Simulation {
         pk.hash = fl.rev_hash;
         let idx = self.arena.alloc(pk);
         let port = self.hosts[h as usize].port;
-        self.ports[port as usize].ctrl.push_back(idx);
+        self.ports[port as usize]
+            .ctrl
+            .push_back(&mut self.arena, idx);
         self.try_send(port);
     }
 

@@ -211,7 +211,13 @@ impl Simulation {
                         source,
                     })?;
                     slots.push(Slot::Switch(switches.len() as u32));
-                    switches.push(Switch::new(node as u32, my_ports, mmu, s.buffer_bytes));
+                    switches.push(Switch::new(
+                        node as u32,
+                        first_port[node],
+                        my_ports.len() as u32,
+                        mmu,
+                        s.buffer_bytes,
+                    ));
                 }
                 NodeKind::Host => {
                     slots.push(Slot::Host(hosts.len() as u32));
@@ -379,7 +385,7 @@ impl Simulation {
             self.drop_packet(pkt, "link_down");
             return;
         }
-        let error_rate = self.ports[p.peer as usize].error_rate;
+        let error_rate = p.error_rate;
         if error_rate > 0.0 && rand::Rng::gen::<f64>(&mut self.rng_errors) < error_rate {
             self.drop_packet(pkt, "corrupted");
             return;
@@ -394,7 +400,7 @@ impl Simulation {
     /// at a switch admitting at the last bit).
     fn arrive(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port as usize];
-        let error_rate = self.ports[p.peer as usize].error_rate;
+        let error_rate = p.error_rate;
         let kind = self.arena.get(pkt).kind;
         if !p.up {
             // The link failed while the frame was on the wire.
@@ -439,7 +445,7 @@ impl Simulation {
         let (pa, pb) = self.link_ports[link];
         for port in [pa, pb] {
             self.ports[port as usize].up = false;
-            while let Some(pkt) = self.ports[port as usize].ctrl.pop_front() {
+            while let Some(pkt) = self.ports[port as usize].ctrl.pop_front(&self.arena) {
                 if self.arena.get(pkt).kind == Kind::Pfc {
                     self.arena.free(pkt);
                 } else {
@@ -450,10 +456,11 @@ impl Simulation {
             if let Slot::Switch(s) = self.slots[node as usize] {
                 let local = self.ports[port as usize].local;
                 for q in 0..8usize {
-                    while let Some(pkt) = self.ports[port as usize].queues[q].pop_front() {
+                    while let Some(pkt) = self.ports[port as usize].queues[q].pop_front(&self.arena)
+                    {
                         let pk = *self.arena.get(pkt);
                         let p = &mut self.ports[port as usize];
-                        p.qbytes[q] -= u64::from(pk.size);
+                        p.qbytes[q] -= pk.size;
                         self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
                         self.drop_packet(pkt, "link_down");
                     }
@@ -470,21 +477,17 @@ impl Simulation {
     /// admitted at their first bit, they will never be complete.
     fn drop_partial_receptions(&mut self, s: u32, in_local: u16) {
         let now = self.now;
-        for i in 0..self.switches[s as usize].ports.len() {
-            let gp = self.switches[s as usize].ports[i] as usize;
+        for gp in self.switches[s as usize].ports() {
+            let gp = gp as usize;
             let out_local = self.ports[gp].local;
             for q in 0..8usize {
-                let mut at = 0;
-                while at < self.ports[gp].queues[q].len() {
-                    let pkt = self.ports[gp].queues[q][at];
+                let removed = self.ports[gp].queues[q].remove_where(&mut self.arena, |pk| {
+                    pk.in_port == in_local && pk.ready_at > now
+                });
+                for pkt in removed {
                     let pk = *self.arena.get(pkt);
-                    if pk.in_port != in_local || pk.ready_at <= now {
-                        at += 1;
-                        continue;
-                    }
                     let p = &mut self.ports[gp];
-                    p.queues[q].remove(at);
-                    p.qbytes[q] -= u64::from(pk.size);
+                    p.qbytes[q] -= pk.size;
                     if p.queues[q].is_empty() {
                         p.nonempty &= !(1 << q);
                     }
@@ -516,7 +519,7 @@ impl Simulation {
                 used: s.mmu.used_cells() * cell,
                 headroom: s.mmu.headroom_used_cells() * cell,
             });
-            for &gp in &s.ports {
+            for gp in s.ports() {
                 let p = &self.ports[gp as usize];
                 for (q, &bytes) in p.qbytes.iter().enumerate() {
                     if bytes > 0 {
@@ -525,7 +528,7 @@ impl Simulation {
                             node: s.node,
                             port: p.local,
                             queue: q as u8,
-                            bytes,
+                            bytes: u64::from(bytes),
                         });
                     }
                 }
@@ -585,7 +588,7 @@ impl Simulation {
             let Some(local) = self.egress_local(s, dst.0, hash) else {
                 break;
             };
-            port = self.switches[s as usize].ports[usize::from(local)];
+            port = self.switches[s as usize].port(local);
             path.push(port);
         }
         path
@@ -617,11 +620,10 @@ impl Simulation {
                 .check_conservation()
                 .map_err(|e| format!("switch {}: {e}", s.node))?;
             let queued: u64 = s
-                .ports
-                .iter()
-                .flat_map(|&gp| self.ports[gp as usize].queues.iter())
-                .flatten()
-                .map(|&pk| u64::from(self.arena.get(pk).placement.cells))
+                .ports()
+                .flat_map(|gp| self.ports[gp as usize].queues.iter())
+                .flat_map(|q| q.iter(&self.arena))
+                .map(|pk| u64::from(self.arena.get(pk).placement.cells))
                 .sum();
             if queued != s.mmu.used_cells() {
                 return Err(format!(
@@ -655,7 +657,7 @@ impl Simulation {
                 port_victim_pauses: 0,
                 tx_frames: p.tx_frames,
                 tx_bytes: p.tx_bytes,
-                peak_queue: p.peak_qbytes,
+                peak_queue: p.peak_qbytes.map(u64::from),
             };
             for prio in 0..8u8 {
                 st.paused_time[usize::from(prio)] = p.pause.paused_time(now, prio);

@@ -2,7 +2,8 @@
 //!
 //! Invariants: a packet lives in the arena from the moment it is created (by a host or as a
 //! PFC frame) until it is consumed (delivered, dropped); its index is stable meanwhile.
-//! Freed slots are reused, so after warm-up the arena does not allocate.
+//! Freed slots are reused, so after warm-up the arena does not allocate. A packet is in at
+//! most one [`Fifo`] at a time (the queues are linked through `Packet::next`).
 
 use headroom_mech::buffer::{Placement, Region};
 use headroom_mech::units::Time;
@@ -55,6 +56,8 @@ pub struct Packet {
     pub placement: Placement,
     /// At a switch: when its last bit has been received (it may leave no earlier).
     pub ready_at: Time,
+    /// The packet behind it in its [`Fifo`] (`NIL`: none).
+    next: u32,
 }
 
 impl Packet {
@@ -77,7 +80,95 @@ impl Packet {
                 cells: 0,
             },
             ready_at: Time::ZERO,
+            next: NIL,
         }
+    }
+}
+
+/// No packet.
+const NIL: u32 = u32::MAX;
+
+/// A FIFO queue of packets linked through the arena (`Packet::next`): eight bytes per queue,
+/// so a port's queues share one cache line, and queueing a packet touches only packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            head: NIL,
+            tail: NIL,
+        }
+    }
+}
+
+impl Fifo {
+    /// Whether no packet is queued.
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// Whether exactly one packet is queued.
+    pub fn is_single(&self) -> bool {
+        self.head != NIL && self.head == self.tail
+    }
+
+    /// The first packet.
+    pub fn front(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// Appends `pkt` (which is in no queue).
+    pub fn push_back(&mut self, arena: &mut Arena, pkt: u32) {
+        arena.get_mut(pkt).next = NIL;
+        if self.tail == NIL {
+            self.head = pkt;
+        } else {
+            arena.get_mut(self.tail).next = pkt;
+        }
+        self.tail = pkt;
+    }
+
+    /// Removes and returns the first packet.
+    pub fn pop_front(&mut self, arena: &Arena) -> Option<u32> {
+        let head = self.front()?;
+        self.head = arena.get(head).next;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        Some(head)
+    }
+
+    /// The queued packets, first to last.
+    pub fn iter<'a>(&self, arena: &'a Arena) -> impl Iterator<Item = u32> + 'a {
+        let mut at = self.head;
+        std::iter::from_fn(move || {
+            let here = (at != NIL).then_some(at)?;
+            at = arena.get(here).next;
+            Some(here)
+        })
+    }
+
+    /// Unlinks every packet for which `remove` holds and returns them in queue order.
+    pub fn remove_where(
+        &mut self,
+        arena: &mut Arena,
+        mut remove: impl FnMut(&Packet) -> bool,
+    ) -> Vec<u32> {
+        let all: Vec<u32> = self.iter(arena).collect();
+        *self = Fifo::default();
+        let mut removed = Vec::new();
+        for pkt in all {
+            if remove(arena.get(pkt)) {
+                removed.push(pkt);
+            } else {
+                self.push_back(arena, pkt);
+            }
+        }
+        removed
     }
 }
 
@@ -134,8 +225,42 @@ impl Arena {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn packet_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<super::Packet>(), 64);
+        assert_eq!(std::mem::size_of::<Packet>(), 64);
+    }
+
+    #[test]
+    fn fifo_keeps_order_and_unlinks() {
+        let mut arena = Arena::default();
+        let mut q = Fifo::default();
+        assert!(q.is_empty() && q.front().is_none());
+        let pkts: Vec<u32> = (0..5)
+            .map(|i| {
+                let mut p = Packet::new(Kind::Data);
+                p.seq = i;
+                arena.alloc(p)
+            })
+            .collect();
+        q.push_back(&mut arena, pkts[0]);
+        assert!(q.is_single());
+        for &p in &pkts[1..] {
+            q.push_back(&mut arena, p);
+        }
+        assert!(!q.is_single());
+        assert_eq!(q.iter(&arena).collect::<Vec<_>>(), pkts);
+        let odd = q.remove_where(&mut arena, |p| p.seq % 2 == 1);
+        assert_eq!(odd, vec![pkts[1], pkts[3]]);
+        assert_eq!(q.pop_front(&arena), Some(pkts[0]));
+        assert_eq!(q.pop_front(&arena), Some(pkts[2]));
+        // A packet popped and queued again goes to the back.
+        q.push_back(&mut arena, pkts[1]);
+        assert_eq!(q.iter(&arena).collect::<Vec<_>>(), vec![pkts[4], pkts[1]]);
+        assert_eq!(q.pop_front(&arena), Some(pkts[4]));
+        assert_eq!(q.pop_front(&arena), Some(pkts[1]));
+        assert_eq!(q.pop_front(&arena), None);
+        assert!(q.is_empty());
     }
 }

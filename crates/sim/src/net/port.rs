@@ -13,7 +13,7 @@
 //! A port with work it may not send yet (paused class, paced flow) schedules one `Wake` at
 //! the earliest time that can change; a frame already started is always finished.
 
-use super::packet::{Kind, Packet};
+use super::packet::{Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
 use crate::engine::{Event, EventQueue};
@@ -21,35 +21,36 @@ use crate::results::PfcRecord;
 use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
-use std::collections::VecDeque;
 
 /// One transmitting port.
 ///
-/// `repr(C)` keeps the declaration order: the fields every frame touches (transmitter,
-/// flags, control queue, queue bytes, pause timers) come first and share few cache lines;
-/// statistics and PFC generator state, touched rarely, come last.
+/// Laid out by cache line (`repr(C)`, 64-byte aligned), because with thousands of ports
+/// nearly every port access misses the first-level cache: line 0 holds what every frame
+/// touches (transmitter, flags, control queue), line 1 the egress queues, line 2 their byte
+/// counts and peaks, line 3 the transmit counters and the start of the pause timers (their
+/// "anything paused?" bound); statistics and PFC generator state, touched rarely, come last.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Port {
     /// The frame being serialized ends at this time; the port is idle from then on.
     pub busy_until: Time,
     /// Pending wake-up, or `Time::MAX`.
     pub wake_at: Time,
     /// Picoseconds per byte when the rate divides 8 × 10^12 exactly (every common Ethernet
-    /// speed does), so serialization is a multiplication instead of a 128-bit division.
-    ps_per_byte: Option<u64>,
+    /// speed does), so serialization is a multiplication instead of a 128-bit division; 0
+    /// otherwise.
+    ps_per_byte: u64,
     /// Propagation delay.
     pub delay: Time,
-    /// Link rate.
-    pub rate: Rate,
-    /// Frames sent.
-    pub tx_frames: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
+    /// Frame error probability of the link (the same in both directions), applied to the
+    /// frames this port receives.
+    pub error_rate: f64,
     /// Node owning the port.
     pub node: u32,
     /// Global index of the port at the other end.
     pub peer: u32,
+    /// Control frames waiting.
+    pub ctrl: Fifo,
     /// Index among the node's ports.
     pub local: u16,
     /// The link works (false after a failure).
@@ -66,20 +67,23 @@ pub struct Port {
     /// Bit clear: that queue's deficit is zero (set: it may not be), so passing empty queues
     /// clears only the credits that exist.
     credited: u8,
-    /// Control frames waiting.
-    pub ctrl: VecDeque<u32>,
-    /// Frame error probability on this direction.
-    pub error_rate: f64,
-    /// Bytes in each egress queue.
-    pub qbytes: [u64; PRIORITIES],
+    /// Egress queues (switches only).
+    pub queues: [Fifo; PRIORITIES],
+    /// Bytes in each egress queue (a queue never holds more than its switch's buffer, which
+    /// configuration keeps below 4 GiB).
+    pub qbytes: [u32; PRIORITIES],
+    /// Largest `qbytes` seen.
+    pub peak_qbytes: [u32; PRIORITIES],
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Link rate.
+    pub rate: Rate,
     /// Pause timers set by PFC frames received on this port.
     pub pause: PauseTimers,
-    /// Egress queues (switches only).
-    pub queues: [VecDeque<u32>; PRIORITIES],
     /// DWRR deficit per queue.
     deficit: [u64; PRIORITIES],
-    /// Largest `qbytes` seen.
-    pub peak_qbytes: [u64; PRIORITIES],
     /// PAUSE generators of this port's ingress PGs.
     pub gens: [PauseGenerator; PRIORITIES],
     /// PAUSE generator of the port as a whole (DSH's port-level pause).
@@ -97,8 +101,11 @@ pub struct Port {
 impl Port {
     /// A idle port.
     pub fn new(node: u32, local: u16, peer: u32, rate: Rate, delay: Time, error_rate: f64) -> Self {
-        let ps_per_byte = (rate.bps() > 0 && 8_000_000_000_000u64.is_multiple_of(rate.bps()))
-            .then(|| 8_000_000_000_000u64 / rate.bps());
+        let ps_per_byte = if rate.bps() > 0 && 8_000_000_000_000u64.is_multiple_of(rate.bps()) {
+            8_000_000_000_000u64 / rate.bps()
+        } else {
+            0
+        };
         Port {
             node,
             local,
@@ -110,8 +117,8 @@ impl Port {
             error_rate,
             up: true,
             busy_until: Time::ZERO,
-            ctrl: VecDeque::new(),
-            queues: Default::default(),
+            ctrl: Fifo::default(),
+            queues: [Fifo::default(); PRIORITIES],
             qbytes: [0; PRIORITIES],
             nonempty: 0,
             peak_qbytes: [0; PRIORITIES],
@@ -140,8 +147,8 @@ impl Port {
     /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
     pub fn serialization(&self, bytes: u64) -> Time {
         match self.ps_per_byte {
-            Some(k) => Time(bytes * k),
-            None => self.rate.serialization(bytes),
+            0 => self.rate.serialization(bytes),
+            k => Time(bytes * k),
         }
     }
 }
@@ -180,7 +187,7 @@ impl Simulation {
     fn next_ctrl(&mut self, port: u32) -> Option<u32> {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        let &head = p.ctrl.front()?;
+        let head = p.ctrl.front()?;
         let pk = self.arena.get(head);
         if pk.kind != Kind::Pfc && p.pause.is_paused(now, pk.prio) {
             let t = p.pause.next_change(now, pk.prio);
@@ -189,7 +196,7 @@ impl Simulation {
             }
             return None;
         }
-        p.ctrl.pop_front()
+        p.ctrl.pop_front(&self.arena)
     }
 
     /// Schedules a wake-up of `port` at `t` unless an earlier one is pending.
@@ -264,7 +271,7 @@ impl Simulation {
             // The head may still be arriving (admitted at its first bit).
             let ready = p.queues[usize::from(q)]
                 .front()
-                .map_or(Time::ZERO, |&pk| self.arena.get(pk).ready_at);
+                .map_or(Time::ZERO, |pk| self.arena.get(pk).ready_at);
             if ready > now {
                 blocked_until = blocked_until.min(ready);
             } else {
@@ -289,13 +296,12 @@ impl Simulation {
                 u64::from(arena.get(pk).size)
             })
         };
-        let pkt = p.queues[q].pop_front()?;
-        let size = u64::from(self.arena.get(pkt).size);
-        p.qbytes[q] -= size;
+        let pkt = p.queues[q].pop_front(&self.arena)?;
+        p.qbytes[q] -= self.arena.get(pkt).size;
         if p.queues[q].is_empty() {
             p.nonempty &= !(1 << q);
         }
-        let qlen = p.qbytes[q];
+        let qlen = u64::from(p.qbytes[q]);
         let local = p.local;
         let red = self.red[port as usize][q];
         let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
@@ -336,7 +342,7 @@ impl Simulation {
             port_level: class.is_none(),
             quanta,
         });
-        p.ctrl.push_back(idx);
+        p.ctrl.push_back(&mut self.arena, idx);
         // Not `try_send` directly: this may run in the middle of a dequeue on this very port
         // (a release that resumes a PG of the same port); a wake-up at `now` runs after it.
         self.schedule_wake(port, self.now);
@@ -463,10 +469,10 @@ fn dwrr_pick(
             p.credited |= 1 << q;
             p.refill = false;
         }
-        let head = p.queues[q].front().map(|&pk| head_size(pk)).unwrap_or(0);
+        let head = p.queues[q].front().map(&head_size).unwrap_or(0);
         if p.deficit[q] >= head {
             p.deficit[q] -= head;
-            if p.queues[q].len() == 1 {
+            if p.queues[q].is_single() {
                 // The queue empties: it keeps no credit, and the pointer moves on.
                 p.deficit[q] = 0;
                 p.credited &= !(1 << q);

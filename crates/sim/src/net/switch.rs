@@ -25,78 +25,147 @@ use headroom_mech::units::Time;
 const OCC_BUCKETS: usize = 101;
 
 /// One switch.
+///
+/// `repr(C)`: the MMU's hot lines come first, then one line with everything else a buffer
+/// change touches (the histograms are written only when a percent changes).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Switch {
-    /// Node id.
-    pub node: u32,
-    /// Global port index of each local port.
-    pub ports: Vec<u32>,
     /// Buffer accounting.
     pub mmu: Mmu,
+    /// Node id.
+    pub node: u32,
+    /// Global index of local port 0; a node's ports have consecutive global indices.
+    first_port: u32,
+    /// Cells in use at the last buffer change lie in `[used_lo, used_hi)`, the cells of
+    /// percent `used_percent`; the time since `used_since` is not yet in `occupancy_time`.
+    /// A change that stays in its percent costs two comparisons.
+    used_lo: u64,
+    used_hi: u64,
+    used_since: Time,
+    /// Headroom cells in use at the last change, their percent of the reserved headroom,
+    /// and since when (not yet in `headroom_time` / `headroom_idle`).
+    headroom_cells: u64,
+    headroom_since: Time,
+    used_percent: u8,
+    headroom_percent: u8,
+    /// Number of ports.
+    n_ports: u32,
+    /// `100 × 2^32 / buffer cells`, rounded up: `(used × this) >> 32` is the percent of the
+    /// buffer in use, without a division on every percent change.
+    percent_scale: u64,
+    /// Like `percent_scale`, for the reserved headroom.
+    headroom_scale: u64,
     buffer_bytes: u64,
     /// Time spent at each percent of buffer occupancy.
     occupancy_time: [Time; OCC_BUCKETS],
-    last_change: Time,
-    /// Cells in use, and headroom cells in use, after the last change (at `last_change`).
-    /// Their percent buckets are computed only when time has moved on: several changes at
-    /// one instant cost one bucket computation.
-    last_used: u64,
-    last_headroom: u64,
-    /// `100 × 2^32 / buffer cells`, rounded up: `(used × this) >> 32` is the percent of the
-    /// buffer in use, without a division on every buffer change.
-    percent_scale: u64,
     /// Time spent at each percent of the reserved headroom in use (SIH: per-PG headroom,
     /// SHP: the pool, DSH: the insurance).
     headroom_time: [Time; OCC_BUCKETS],
     /// Time with no headroom cell in use at all.
     headroom_idle: Time,
-    /// Like `percent_scale`, for the reserved headroom.
-    headroom_scale: u64,
+}
+
+/// The percent bucket of `cells` for a percent `scale` (see `Switch::percent_scale`).
+fn percent_of(cells: u64, scale: u64) -> u8 {
+    (((u128::from(cells) * u128::from(scale)) >> 32) as usize).min(OCC_BUCKETS - 1) as u8
+}
+
+/// The cells `[lo, hi)` whose percent bucket (for `scale`) is `percent`.
+fn percent_bounds(percent: u8, scale: u64) -> (u64, u64) {
+    // The least `c` with `(c × scale) >> 32 >= p` is `ceil(p × 2^32 / scale)`.
+    let least = |p: u64| ((u128::from(p) << 32).div_ceil(u128::from(scale))) as u64;
+    let hi = if usize::from(percent) == OCC_BUCKETS - 1 {
+        u64::MAX // the last bucket takes everything above
+    } else {
+        least(u64::from(percent) + 1)
+    };
+    (least(u64::from(percent)), hi)
 }
 
 impl Switch {
-    /// A switch with empty buffers.
-    pub fn new(node: u32, ports: Vec<u32>, mmu: Mmu, buffer_bytes: u64) -> Self {
+    /// A switch with empty buffers whose local ports `0..n_ports` are the global ports
+    /// `first_port..first_port + n_ports`.
+    pub fn new(node: u32, first_port: u32, n_ports: u32, mmu: Mmu, buffer_bytes: u64) -> Self {
         let cells = (buffer_bytes / u64::from(mmu.cell_bytes())).max(1);
         let percent_scale = (100u64 << 32).div_ceil(cells);
         let headroom_scale = (100u64 << 32).div_ceil(mmu.headroom_reserved_cells().max(1));
+        let (used_lo, used_hi) = percent_bounds(0, percent_scale);
         Switch {
-            percent_scale,
-            headroom_time: [Time::ZERO; OCC_BUCKETS],
-            headroom_idle: Time::ZERO,
-            headroom_scale,
-            node,
-            ports,
             mmu,
+            node,
+            first_port,
+            used_lo,
+            used_hi,
+            used_since: Time::ZERO,
+            headroom_cells: 0,
+            headroom_since: Time::ZERO,
+            used_percent: 0,
+            headroom_percent: 0,
+            n_ports,
+            percent_scale,
+            headroom_scale,
             buffer_bytes,
             occupancy_time: [Time::ZERO; OCC_BUCKETS],
-            last_change: Time::ZERO,
-            last_used: 0,
-            last_headroom: 0,
+            headroom_time: [Time::ZERO; OCC_BUCKETS],
+            headroom_idle: Time::ZERO,
         }
     }
 
-    /// Records that occupancy changed at `now`.
+    /// Global index of local port `local`.
+    #[inline]
+    pub fn port(&self, local: u16) -> u32 {
+        self.first_port + u32::from(local)
+    }
+
+    /// Global indices of the switch's ports, in local order.
+    pub fn ports(&self) -> std::ops::Range<u32> {
+        self.first_port..self.first_port + self.n_ports
+    }
+
+    /// Records that occupancy changed at `now`: the time since the last change of a percent
+    /// goes to that percent's bucket.
+    #[inline]
     fn occupancy_changed(&mut self, now: Time) {
-        if now != self.last_change {
-            let dt = now - self.last_change;
-            let pct = (u128::from(self.last_used) * u128::from(self.percent_scale)) >> 32;
-            self.occupancy_time[(pct as usize).min(OCC_BUCKETS - 1)] += dt;
-            let h = self.last_headroom;
-            let hp = (u128::from(h) * u128::from(self.headroom_scale)) >> 32;
-            self.headroom_time[(hp as usize).min(OCC_BUCKETS - 1)] += dt;
-            if h == 0 {
-                self.headroom_idle += dt;
-            }
-            self.last_change = now;
+        let used = self.mmu.used_cells();
+        if used < self.used_lo || used >= self.used_hi {
+            self.used_percent_changed(now, used);
         }
-        self.last_used = self.mmu.used_cells();
-        self.last_headroom = self.mmu.headroom_used_cells();
+        let h = self.mmu.headroom_used_cells();
+        if h != self.headroom_cells {
+            self.headroom_changed(now, h);
+        }
+    }
+
+    #[inline(never)]
+    fn used_percent_changed(&mut self, now: Time, used: u64) {
+        self.occupancy_time[usize::from(self.used_percent)] += now - self.used_since;
+        self.used_percent = percent_of(used, self.percent_scale);
+        (self.used_lo, self.used_hi) = percent_bounds(self.used_percent, self.percent_scale);
+        self.used_since = now;
+    }
+
+    #[inline(never)]
+    fn headroom_changed(&mut self, now: Time, cells: u64) {
+        let dt = now - self.headroom_since;
+        self.headroom_time[usize::from(self.headroom_percent)] += dt;
+        if self.headroom_cells == 0 {
+            self.headroom_idle += dt;
+        }
+        self.headroom_cells = cells;
+        self.headroom_percent = percent_of(cells, self.headroom_scale);
+        self.headroom_since = now;
+    }
+
+    /// Adds the time since the last change of each percent to its bucket.
+    fn flush_occupancy(&mut self, now: Time) {
+        self.used_percent_changed(now, self.mmu.used_cells());
+        self.headroom_changed(now, self.mmu.headroom_used_cells());
     }
 
     /// Statistics at the end of a run at `now`.
     pub fn stats(&mut self, now: Time) -> SwitchStats {
-        self.occupancy_changed(now);
+        self.flush_occupancy(now);
         let cell = u64::from(self.mmu.cell_bytes());
         // Time-weighted percentile `q` of a percent histogram, as a percent.
         let percentile = |hist: &[Time; OCC_BUCKETS], q: f64| -> u64 {
@@ -180,7 +249,7 @@ impl Simulation {
             self.drop_packet(pkt, "no_route");
             return;
         };
-        let out = self.switches[s as usize].ports[usize::from(out_local)];
+        let out = self.switches[s as usize].port(out_local);
         let sw = &mut self.switches[s as usize];
         let res = sw.mmu.admit(
             usize::from(in_local),
@@ -225,15 +294,16 @@ impl Simulation {
                 let mark = self.cfg.switch.ecn.point == EcnPoint::Enqueue
                     && pk.kind == Kind::Data
                     && red.is_some_and(|r| {
-                        r.should_mark(p.qbytes[q], rand::Rng::gen::<f64>(&mut self.rng_ecn))
+                        let qlen = u64::from(p.qbytes[q]);
+                        r.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
                     });
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
                 pm.ce |= mark;
-                p.queues[q].push_back(pkt);
+                p.queues[q].push_back(&mut self.arena, pkt);
                 p.nonempty |= 1 << q;
-                p.qbytes[q] += u64::from(pk.size);
+                p.qbytes[q] += pk.size;
                 p.peak_qbytes[q] = p.peak_qbytes[q].max(p.qbytes[q]);
             }
         }
@@ -296,9 +366,34 @@ impl Simulation {
                 Transition::Queue { port, prio, pause } => (port, Some(prio), pause),
                 Transition::Port { port, pause } => (port, None, pause),
             };
-            let gp = self.switches[s as usize].ports[usize::from(port)];
+            let gp = self.switches[s as usize].port(port);
             self.pfc_transition(gp, class, pause);
         }
         self.transitions = tr;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The cached bounds of a percent bucket are exactly the cells `percent_of` puts in
+        /// it, so skipping the computation inside the bounds changes no histogram.
+        #[test]
+        fn percent_bounds_match_percent_of(total in 1u64..1 << 32, c in 0u64..1 << 33) {
+            let scale = (100u64 << 32).div_ceil(total);
+            let p = percent_of(c, scale);
+            let (lo, hi) = percent_bounds(p, scale);
+            prop_assert!(lo <= c && c < hi);
+            prop_assert_eq!(percent_of(lo, scale), p);
+            if lo > 0 {
+                prop_assert!(percent_of(lo - 1, scale) < p);
+            }
+            if hi != u64::MAX {
+                prop_assert!(percent_of(hi, scale) > p);
+            }
+        }
     }
 }

@@ -54,7 +54,7 @@ impl Simulation {
     fn culprit(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
         let sw = &self.switches[s as usize];
         let mut best: Option<(u64, u16)> = None;
-        for (out, &gp) in sw.ports.iter().enumerate() {
+        for (out, gp) in sw.ports().enumerate() {
             let p = &self.ports[gp as usize];
             let mut bytes = 0u64;
             for q in 0..PRIORITIES {
@@ -62,8 +62,8 @@ impl Simulation {
                     continue;
                 }
                 bytes += p.queues[q]
-                    .iter()
-                    .map(|&pk| self.arena.get(pk))
+                    .iter(&self.arena)
+                    .map(|pk| self.arena.get(pk))
                     .filter(|pk| pk.in_port == in_local)
                     .map(|pk| u64::from(pk.size))
                     .sum::<u64>();
@@ -86,8 +86,8 @@ impl Simulation {
         match self.slots[p.node as usize] {
             Slot::Switch(_) => (0..PRIORITIES)
                 .filter(|&q| classes & (1 << q) != 0)
-                .flat_map(|q| p.queues[q].iter())
-                .map(|&pk| self.arena.get(pk))
+                .flat_map(|q| p.queues[q].iter(&self.arena))
+                .map(|pk| self.arena.get(pk))
                 .any(|pk| elsewhere(pk.dst, pk.hash)),
             Slot::Host(h) => self.hosts[h as usize]
                 .active
