@@ -211,7 +211,7 @@ impl Default for CalendarQueue {
     fn default() -> Self {
         // ~1 ns buckets, an ~8.4 µs ring: a frame's serialization and a link's propagation
         // land in the ring; congestion-control and retransmission timers go to the heap.
-        Self::new(10, 13)
+        Self::new(9, 14)
     }
 }
 
@@ -433,6 +433,15 @@ impl CalendarQueue {
         self.near -= 1;
         let (time, seq) = self.unkey(self.cur, key);
         Some(Scheduled { time, seq, event })
+    }
+}
+
+impl CalendarQueue {
+    /// The event after the one last popped, if it is in the bucket being drained (a cheap
+    /// look-ahead that moves no cursor).
+    #[inline]
+    pub fn peek_loaded(&self) -> Option<Event> {
+        self.current.last().map(|&(_, e)| e)
     }
 }
 

@@ -34,7 +34,13 @@ pub fn ecmp_hash(flow_hash: u64, switch: u32, n: usize) -> usize {
     if n <= 1 {
         return 0;
     }
-    (mix64(flow_hash ^ u64::from(switch).wrapping_mul(ECMP_SALT)) % n as u64) as usize
+    let h = mix64(flow_hash ^ u64::from(switch).wrapping_mul(ECMP_SALT));
+    if n.is_power_of_two() {
+        // The same member as `%`, without a 64-bit division (fat trees have 2^k up-links).
+        (h & (n as u64 - 1)) as usize
+    } else {
+        (h % n as u64) as usize
+    }
 }
 
 /// Adjacency of a topology: for each node, `(neighbor, link index)` in link order, which is
@@ -221,6 +227,21 @@ mod tests {
             Routes::compute(&t2),
             Err(TopologyError::Disconnected { .. })
         ));
+    }
+
+    #[test]
+    fn ecmp_mask_equals_modulo() {
+        for n in [1usize, 2, 3, 4, 6, 8, 16, 64] {
+            for k in 0..2000u64 {
+                let h = flow_hash(k as u32, 9, 7, 3);
+                let by_mod = if n <= 1 {
+                    0
+                } else {
+                    (mix64(h ^ 5u64.wrapping_mul(ECMP_SALT)) % n as u64) as usize
+                };
+                assert_eq!(ecmp_hash(h, 5, n), by_mod, "n {n}");
+            }
+        }
     }
 
     #[test]

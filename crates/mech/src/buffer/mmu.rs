@@ -271,6 +271,14 @@ pub struct Mmu {
     /// DSH: ports holding shared or insurance cells, or paused.
     active_ports: Vec<u32>,
     in_active_port: Vec<bool>,
+    /// SIH/SHP: what the last scan of `active` found, so that the next can be skipped when
+    /// it provably changes nothing: PGs in XOFF, an upper bound on the free shared cells at
+    /// or below which a PG not in XOFF may reach its threshold (raised by every shared
+    /// admission), and whether something happened that only a scan handles (headroom
+    /// taken, a PG emptied).
+    xoff_pgs: u32,
+    xoff_free_bound: f64,
+    scan_needed: bool,
     ports: usize,
     n_lossless: u64,
     headroom_cells: Vec<u32>,
@@ -364,6 +372,9 @@ impl Mmu {
             in_active: vec![false; ports * PRIORITIES],
             active_ports: Vec::with_capacity(ports),
             in_active_port: vec![false; ports],
+            xoff_pgs: 0,
+            xoff_free_bound: 0.0,
+            scan_needed: false,
             allocated: 0,
             freed: 0,
             peak_used: 0,
@@ -483,9 +494,14 @@ impl Mmu {
                 self.shared_used += u64::from(cells);
                 if lossless {
                     self.port_state[in_port].shared += u64::from(cells);
+                    let need = f64::from(pg.shared + 1) / self.alpha[in_port];
+                    if need > self.xoff_free_bound {
+                        self.xoff_free_bound = need;
+                    }
                 }
             }
             Region::Headroom => {
+                self.scan_needed = true;
                 pg.headroom += cells;
                 pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
                 self.headroom_used += u64::from(cells);
@@ -533,9 +549,24 @@ impl Mmu {
         let pgi = in_port * PRIORITIES + usize::from(prio);
         let qi = out_port * PRIORITIES + usize::from(prio);
         let cells = placement.cells;
-        let lossless = self.is_lossless(prio);
-        let shp = matches!(self.scheme, HeadroomScheme::Shp { .. });
         let pg = &mut self.pgs[pgi];
+        if pg.headroom == 0 && pg.shared == 0 {
+            // Nothing above the private cells: all of them are private (the common case).
+            debug_assert!(
+                cells <= pg.private,
+                "releasing more cells than the PG holds"
+            );
+            pg.private -= cells;
+            self.private_used -= u64::from(cells);
+            self.egress[qi] -= cells;
+            self.freed += u64::from(cells);
+            if !self.private_skips_evaluate {
+                self.evaluate(out);
+            }
+            return;
+        }
+        let lossless = self.lossless & (1 << prio) != 0;
+        let shp = matches!(self.scheme, HeadroomScheme::Shp { .. });
         let h = cells.min(pg.headroom);
         let sh = (cells - h).min(pg.shared);
         pg.headroom -= h;
@@ -554,6 +585,10 @@ impl Mmu {
         }
         self.shared_used -= u64::from(sh);
         let pr = cells - h - sh;
+        if pg.headroom == 0 && pg.shared == 0 {
+            // The PG may leave the active list: the next evaluation must scan.
+            self.scan_needed = true;
+        }
         debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
         pg.private -= pr;
         self.private_used -= u64::from(pr);
@@ -581,6 +616,18 @@ impl Mmu {
             HeadroomScheme::Dsh { .. } => true,
             HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => false,
         };
+        if !dsh && self.xoff_pgs == 0 && !self.scan_needed {
+            // No PG is in XOFF, none holds headroom (taking headroom sets `scan_needed`), and
+            // each one's shared cells `s` satisfy `s + 1 <= alpha × bound`. With free shared
+            // cells above the bound (with a margin for rounding), every threshold
+            // `(free × alpha) as u64` exceeds `s`: the scan would change nothing.
+            if free >= self.xoff_free_bound * (1.0 + 1e-9) + 1.0 {
+                return;
+            }
+        }
+        self.xoff_pgs = 0;
+        self.xoff_free_bound = 0.0;
+        self.scan_needed = false;
         let mut i = 0;
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
@@ -617,9 +664,15 @@ impl Mmu {
             if !pg.xoff && pg.shared == 0 && pg.headroom == 0 {
                 self.in_active[pgi] = false;
                 self.active.swap_remove(i);
-            } else {
-                i += 1;
+                continue;
             }
+            if pg.xoff {
+                self.xoff_pgs += 1;
+            } else {
+                let need = f64::from(pg.shared + 1) / self.alpha[port];
+                self.xoff_free_bound = self.xoff_free_bound.max(need);
+            }
+            i += 1;
         }
         if !dsh {
             return;

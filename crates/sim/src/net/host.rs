@@ -58,8 +58,22 @@ impl Host {
 }
 
 /// Sender and receiver state of one flow.
+///
+/// `repr(C)`, the fields a NIC's scheduler reads for every active flow each time it picks a
+/// packet first (one cache line), so scanning a NIC's flows costs one line per flow.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Flow {
+    /// Next byte to send.
+    snd_nxt: u64,
+    /// Bytes to deliver.
+    pub size: u64,
+    /// Earliest time the next packet may start (pacing).
+    next_avail: Time,
+    /// First unacknowledged byte.
+    snd_una: u64,
+    /// Priority.
+    pub prio: u8,
     /// Flow id.
     pub id: u32,
     /// Source host (index into the host arena).
@@ -70,10 +84,6 @@ pub struct Flow {
     pub dst: u32,
     /// Source node.
     pub src: u32,
-    /// Priority.
-    pub prio: u8,
-    /// Bytes to deliver.
-    pub size: u64,
     /// Start time.
     pub start: Time,
     /// Source port of the 5-tuple.
@@ -84,12 +94,6 @@ pub struct Flow {
     pub hash: u64,
     /// ECMP hash of ACK/NACK/CNP packets (reverse direction).
     pub rev_hash: u64,
-    /// Next byte to send.
-    snd_nxt: u64,
-    /// First unacknowledged byte.
-    snd_una: u64,
-    /// Earliest time the next packet may start (pacing).
-    next_avail: Time,
     /// Congestion control.
     pub cc: CongestionControl,
     /// Deadline of the pending CC timer event, if any.

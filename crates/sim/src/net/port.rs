@@ -254,7 +254,7 @@ impl Simulation {
         let now = self.now;
         let strict = self.cfg.switch.scheduler.strict;
         let quantum = self.cfg.switch.scheduler.quantum;
-        let weights = self.cfg.switch.scheduler.weights;
+        let weights = &self.cfg.switch.scheduler.weights;
         let p = &mut self.ports[port as usize];
         let mut blocked_until = Time::MAX;
         let mut eligible = 0u8;
@@ -292,7 +292,7 @@ impl Simulation {
             eligible.trailing_zeros() as usize
         } else {
             let arena = &self.arena;
-            dwrr_pick(p, eligible, quantum, &weights, |pk| {
+            dwrr_pick(p, eligible, quantum, weights, |pk| {
                 u64::from(arena.get(pk).size)
             })
         };
