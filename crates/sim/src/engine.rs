@@ -446,7 +446,7 @@ impl CalendarQueue {
 }
 
 impl EventQueue for CalendarQueue {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, time: Time, event: Event) {
         self.seq += 1;
         let b = time.as_ps() >> self.shift;

@@ -303,12 +303,13 @@ impl Simulation {
         }
         let qlen = u64::from(p.qbytes[q]);
         let local = p.local;
-        let red = self.red[port as usize][q];
         let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
         let pk = self.arena.get_mut(pkt);
-        if let (true, Kind::Data, Some(red)) = (dequeue_marking, pk.kind, red) {
-            if super::switch::ecn_mark(&red, qlen, &mut self.rng_ecn) {
-                pk.ce = true;
+        if dequeue_marking && pk.kind == Kind::Data {
+            if let Some(red) = &self.red[port as usize][q] {
+                if super::switch::ecn_mark(red, qlen, &mut self.rng_ecn) {
+                    pk.ce = true;
+                }
             }
         }
         let (in_port, prio, placement) = (pk.in_port, pk.prio, pk.placement);

@@ -289,11 +289,10 @@ impl Simulation {
             }
             Ok(placement) => {
                 let q = usize::from(pk.prio);
-                let red = self.red[out as usize][q];
                 let p = &mut self.ports[out as usize];
                 let mark = self.cfg.switch.ecn.point == EcnPoint::Enqueue
                     && pk.kind == Kind::Data
-                    && red.is_some_and(|r| {
+                    && self.red[out as usize][q].is_some_and(|r| {
                         let qlen = u64::from(p.qbytes[q]);
                         r.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
                     });
@@ -329,6 +328,7 @@ impl Simulation {
     }
 
     /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
+    #[inline(always)]
     pub(super) fn switch_release(
         &mut self,
         s: u32,
