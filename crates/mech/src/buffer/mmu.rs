@@ -850,6 +850,17 @@ mod tests {
         }
     }
 
+    /// The hot fields sit where the struct's documentation says: tables, scheme and lossless
+    /// classes in line 0, counters and cell sizes in line 1.
+    #[test]
+    fn hot_fields_share_two_lines() {
+        use std::mem::offset_of;
+        assert_eq!(std::mem::align_of::<Mmu>(), 64);
+        assert!(offset_of!(Mmu, private_skips_evaluate) < 64);
+        assert!(offset_of!(Mmu, private_used) >= 64);
+        assert!(offset_of!(Mmu, private_cells) + 4 <= 128);
+    }
+
     #[test]
     fn reservations_shrink_the_shared_pool() {
         let m = Mmu::new(&cfg(4)).expect("fits");

@@ -79,7 +79,8 @@ pub struct Simulation {
     link_up: Vec<bool>,
     link_ports: Vec<(u32, u32)>,
     arena: Arena,
-    /// ECN thresholds of each port's egress queues (`None`: the queue does not mark).
+    /// The distinct ECN configurations of a port's egress queues (`None`: the queue does
+    /// not mark), indexed by `Port::red_class`.
     red: Vec<[Option<RedConfig>; PRIORITIES]>,
     rng_ecn: Pcg64,
     rng_errors: Pcg64,
@@ -124,7 +125,7 @@ impl Simulation {
             n_ports += a.len() as u32;
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
-        let mut red = Vec::with_capacity(n_ports as usize);
+        let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
         for (node, a) in adj.iter().enumerate() {
             for (local, &(peer, link)) in a.iter().enumerate() {
@@ -140,7 +141,15 @@ impl Simulation {
                     .position(|&(n, li)| n.index() == node && li == link)
                     .unwrap_or_else(|| unreachable!("adjacency lists both ends of every link"));
                 let ecn = &cfg.switch.ecn;
-                red.push(std::array::from_fn(|q| ecn.queue_red(l.rate, q)));
+                let queues: [Option<RedConfig>; PRIORITIES] =
+                    std::array::from_fn(|q| ecn.queue_red(l.rate, q));
+                let red_class = match red.iter().position(|r| *r == queues) {
+                    Some(i) => i,
+                    None => {
+                        red.push(queues);
+                        red.len() - 1
+                    }
+                };
                 let mut port = Port::new(
                     node as u32,
                     local as u16,
@@ -150,6 +159,10 @@ impl Simulation {
                     l.error_rate,
                 );
                 port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
+                port.red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
+                    field: "topology.link.rate",
+                    reason: "more than 65,536 distinct link speeds".into(),
+                })?;
                 ports.push(port);
             }
         }
@@ -475,11 +488,13 @@ impl Simulation {
             if let Slot::Switch(s) = self.slots[node as usize] {
                 let local = self.ports[port as usize].local;
                 for q in 0..8usize {
-                    while let Some(pkt) = self.ports[port as usize].queues[q].pop_front(&self.arena)
+                    while let Some(pkt) = self.ports[port as usize].queues[q]
+                        .fifo
+                        .pop_front(&self.arena)
                     {
                         let pk = *self.arena.get(pkt);
                         let p = &mut self.ports[port as usize];
-                        p.qbytes[q] -= pk.size;
+                        p.queues[q].bytes -= pk.size;
                         self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
                         self.drop_packet(pkt, "link_down");
                     }
@@ -500,14 +515,16 @@ impl Simulation {
             let gp = gp as usize;
             let out_local = self.ports[gp].local;
             for q in 0..8usize {
-                let removed = self.ports[gp].queues[q].remove_where(&mut self.arena, |pk| {
-                    pk.in_port == in_local && pk.ready_at > now
-                });
+                let removed = self.ports[gp].queues[q]
+                    .fifo
+                    .remove_where(&mut self.arena, |pk| {
+                        pk.in_port == in_local && pk.ready_at > now
+                    });
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
                     let p = &mut self.ports[gp];
-                    p.qbytes[q] -= pk.size;
-                    if p.queues[q].is_empty() {
+                    p.queues[q].bytes -= pk.size;
+                    if p.queues[q].fifo.is_empty() {
                         p.nonempty &= !(1 << q);
                     }
                     self.switch_release(s, pk.in_port, pk.prio, out_local, pk.placement);
@@ -540,7 +557,7 @@ impl Simulation {
             });
             for gp in s.ports() {
                 let p = &self.ports[gp as usize];
-                for (q, &bytes) in p.qbytes.iter().enumerate() {
+                for (q, bytes) in p.queues.iter().map(|eq| eq.bytes).enumerate() {
                     if bytes > 0 {
                         self.queue_samples.push(QueueSample {
                             time: self.now,
@@ -641,7 +658,7 @@ impl Simulation {
             let queued: u64 = s
                 .ports()
                 .flat_map(|gp| self.ports[gp as usize].queues.iter())
-                .flat_map(|q| q.iter(&self.arena))
+                .flat_map(|q| q.fifo.iter(&self.arena))
                 .map(|pk| u64::from(self.arena.get(pk).placement.cells))
                 .sum();
             if queued != s.mmu.used_cells() {
@@ -676,7 +693,7 @@ impl Simulation {
                 port_victim_pauses: 0,
                 tx_frames: p.tx_frames,
                 tx_bytes: p.tx_bytes,
-                peak_queue: p.peak_qbytes.map(u64::from),
+                peak_queue: p.queues.map(|q| u64::from(q.peak)),
             };
             for prio in 0..8u8 {
                 st.paused_time[usize::from(prio)] = p.pause.paused_time(now, prio);

@@ -37,9 +37,12 @@ pub struct Port {
     /// Pending wake-up, or `Time::MAX`.
     pub wake_at: Time,
     /// Picoseconds per byte when the rate divides 8 × 10^12 exactly (every common Ethernet
-    /// speed does), so serialization is a multiplication instead of a 128-bit division; 0
-    /// otherwise.
-    ps_per_byte: u64,
+    /// speed does, 8,000,000 at most for 1 Mb/s), so serialization is a multiplication
+    /// instead of a 128-bit division; 0 otherwise.
+    ps_per_byte: u32,
+    /// The ECN configuration of this port's egress queues: an index into the simulation's
+    /// table of distinct ones (ports of one speed share one).
+    pub red_class: u16,
     /// Propagation delay.
     pub delay: Time,
     /// Frame error probability of the link (the same in both directions), applied to the
@@ -67,13 +70,9 @@ pub struct Port {
     /// Bit clear: that queue's deficit is zero (set: it may not be), so passing empty queues
     /// clears only the credits that exist.
     credited: u8,
-    /// Egress queues (switches only).
-    pub queues: [Fifo; PRIORITIES],
-    /// Bytes in each egress queue (a queue never holds more than its switch's buffer, which
-    /// configuration keeps below 4 GiB).
-    pub qbytes: [u32; PRIORITIES],
-    /// Largest `qbytes` seen.
-    pub peak_qbytes: [u32; PRIORITIES],
+    /// Egress queues (switches only), two lines: each queue's packets and byte counts in
+    /// one 16-byte slot.
+    pub queues: [EgressQueue; PRIORITIES],
     /// Frames sent.
     pub tx_frames: u64,
     /// Bytes sent.
@@ -98,11 +97,23 @@ pub struct Port {
     pub port_resume_sent: u32,
 }
 
+/// One egress queue of a switch port.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EgressQueue {
+    /// The queued packets.
+    pub fifo: Fifo,
+    /// Bytes queued (never more than the switch's buffer, which configuration keeps below
+    /// 4 GiB).
+    pub bytes: u32,
+    /// Largest `bytes` seen.
+    pub peak: u32,
+}
+
 impl Port {
     /// A idle port.
     pub fn new(node: u32, local: u16, peer: u32, rate: Rate, delay: Time, error_rate: f64) -> Self {
         let ps_per_byte = if rate.bps() > 0 && 8_000_000_000_000u64.is_multiple_of(rate.bps()) {
-            8_000_000_000_000u64 / rate.bps()
+            u32::try_from(8_000_000_000_000u64 / rate.bps()).unwrap_or(0)
         } else {
             0
         };
@@ -118,10 +129,9 @@ impl Port {
             up: true,
             busy_until: Time::ZERO,
             ctrl: Fifo::default(),
-            queues: [Fifo::default(); PRIORITIES],
-            qbytes: [0; PRIORITIES],
+            queues: [EgressQueue::default(); PRIORITIES],
+            red_class: 0,
             nonempty: 0,
-            peak_qbytes: [0; PRIORITIES],
             pause: PauseTimers::default(),
             gens: [PauseGenerator::default(); PRIORITIES],
             port_gen: PauseGenerator::default(),
@@ -148,7 +158,7 @@ impl Port {
     pub fn serialization(&self, bytes: u64) -> Time {
         match self.ps_per_byte {
             0 => self.rate.serialization(bytes),
-            k => Time(bytes * k),
+            k => Time(bytes * u64::from(k)),
         }
     }
 }
@@ -270,6 +280,7 @@ impl Simulation {
             }
             // The head may still be arriving (admitted at its first bit).
             let ready = p.queues[usize::from(q)]
+                .fifo
                 .front()
                 .map_or(Time::ZERO, |pk| self.arena.get(pk).ready_at);
             if ready > now {
@@ -296,17 +307,19 @@ impl Simulation {
                 u64::from(arena.get(pk).size)
             })
         };
-        let pkt = p.queues[q].pop_front(&self.arena)?;
-        p.qbytes[q] -= self.arena.get(pkt).size;
-        if p.queues[q].is_empty() {
+        let eq = &mut p.queues[q];
+        let pkt = eq.fifo.pop_front(&self.arena)?;
+        eq.bytes -= self.arena.get(pkt).size;
+        let qlen = u64::from(eq.bytes);
+        if eq.fifo.is_empty() {
             p.nonempty &= !(1 << q);
         }
-        let qlen = u64::from(p.qbytes[q]);
+        let red_class = usize::from(p.red_class);
         let local = p.local;
         let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
         let pk = self.arena.get_mut(pkt);
         if dequeue_marking && pk.kind == Kind::Data {
-            if let Some(red) = &self.red[port as usize][q] {
+            if let Some(red) = &self.red[red_class][q] {
                 if super::switch::ecn_mark(red, qlen, &mut self.rng_ecn) {
                     pk.ce = true;
                 }
@@ -470,10 +483,10 @@ fn dwrr_pick(
             p.credited |= 1 << q;
             p.refill = false;
         }
-        let head = p.queues[q].front().map(&head_size).unwrap_or(0);
+        let head = p.queues[q].fifo.front().map(&head_size).unwrap_or(0);
         if p.deficit[q] >= head {
             p.deficit[q] -= head;
-            if p.queues[q].is_single() {
+            if p.queues[q].fifo.is_single() {
                 // The queue empties: it keeps no credit, and the pointer moves on.
                 p.deficit[q] = 0;
                 p.credited &= !(1 << q);
@@ -484,5 +497,23 @@ fn dwrr_pick(
         }
         p.rr = ((q + 1) % PRIORITIES) as u8;
         p.refill = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The layout the struct's documentation promises: what every frame touches in line 0,
+    /// the queues in lines 1 and 2, the transmit counters and the pause bound in line 3.
+    #[test]
+    fn port_lines() {
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+        assert!(offset_of!(Port, credited) < 64);
+        assert_eq!(offset_of!(Port, queues), 64);
+        assert_eq!(std::mem::size_of::<EgressQueue>(), 16);
+        assert_eq!(offset_of!(Port, tx_frames), 192);
+        assert!(offset_of!(Port, pause) + 8 <= 256, "latest_until in line 3");
     }
 }

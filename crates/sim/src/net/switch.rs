@@ -292,18 +292,19 @@ impl Simulation {
                 let p = &mut self.ports[out as usize];
                 let mark = self.cfg.switch.ecn.point == EcnPoint::Enqueue
                     && pk.kind == Kind::Data
-                    && self.red[out as usize][q].is_some_and(|r| {
-                        let qlen = u64::from(p.qbytes[q]);
+                    && self.red[usize::from(p.red_class)][q].is_some_and(|r| {
+                        let qlen = u64::from(p.queues[q].bytes);
                         r.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
                     });
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
                 pm.ce |= mark;
-                p.queues[q].push_back(&mut self.arena, pkt);
+                let eq = &mut p.queues[q];
+                eq.fifo.push_back(&mut self.arena, pkt);
+                eq.bytes += pk.size;
+                eq.peak = eq.peak.max(eq.bytes);
                 p.nonempty |= 1 << q;
-                p.qbytes[q] += pk.size;
-                p.peak_qbytes[q] = p.peak_qbytes[q].max(p.qbytes[q]);
             }
         }
         self.apply_transitions(s);

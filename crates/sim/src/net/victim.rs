@@ -62,6 +62,7 @@ impl Simulation {
                     continue;
                 }
                 bytes += p.queues[q]
+                    .fifo
                     .iter(&self.arena)
                     .map(|pk| self.arena.get(pk))
                     .filter(|pk| pk.in_port == in_local)
@@ -86,7 +87,7 @@ impl Simulation {
         match self.slots[p.node as usize] {
             Slot::Switch(_) => (0..PRIORITIES)
                 .filter(|&q| classes & (1 << q) != 0)
-                .flat_map(|q| p.queues[q].iter(&self.arena))
+                .flat_map(|q| p.queues[q].fifo.iter(&self.arena))
                 .map(|pk| self.arena.get(pk))
                 .any(|pk| elsewhere(pk.dst, pk.hash)),
             Slot::Host(h) => self.hosts[h as usize]
