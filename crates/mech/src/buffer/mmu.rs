@@ -249,6 +249,8 @@ pub struct Mmu {
     pgs: Box<[PgOccupancy]>,
     egress: Box<[u32]>,
     scheme: HeadroomScheme,
+    /// Headroom cells in use when the occupancy watch was last set (see `set_watch`).
+    watch_headroom: u32,
     lossless: u8,
     /// `evaluate` reaches a fixed point in one pass (no PG can satisfy its XOFF and XON
     /// conditions at once: DSH, or a non-zero XON offset). Then an admission or release that
@@ -263,6 +265,10 @@ pub struct Mmu {
     peak_used: u64,
     cell_bytes: u32,
     private_cells: u32,
+    /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
+    /// (the buffer is below 4 GiB).
+    watch_lo: u32,
+    watch_hi: u32,
     port_state: Box<[PortOccupancy]>,
     /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
     /// state can change. Kept small so re-evaluation at every event stays cheap.
@@ -375,6 +381,9 @@ impl Mmu {
             xoff_pgs: 0,
             xoff_free_bound: 0.0,
             scan_needed: false,
+            watch_headroom: 0,
+            watch_lo: 0,
+            watch_hi: u32::MAX,
             allocated: 0,
             freed: 0,
             peak_used: 0,
@@ -726,6 +735,25 @@ impl Mmu {
     /// Cells in use in all regions.
     pub fn used_cells(&self) -> u64 {
         self.private_used + self.shared_used + self.headroom_used
+    }
+
+    /// Watches the occupancy: until the next call, [`Mmu::occupancy_moved`] tells whether
+    /// the cells in use have left `[lo, hi)` or the headroom cells in use have changed. An
+    /// observer that only cares about ranges (a histogram of percents) asks this instead of
+    /// keeping its own copy, which would be one more cache line per buffer change.
+    pub fn set_watch(&mut self, lo: u64, hi: u64) {
+        self.watch_lo = u32::try_from(lo).unwrap_or(u32::MAX);
+        self.watch_hi = u32::try_from(hi).unwrap_or(u32::MAX);
+        self.watch_headroom = u32::try_from(self.headroom_used).unwrap_or(u32::MAX);
+    }
+
+    /// Whether the occupancy left the range given to [`Mmu::set_watch`] (see there).
+    #[inline]
+    pub fn occupancy_moved(&self) -> bool {
+        let used = self.used_cells();
+        used < u64::from(self.watch_lo)
+            || used >= u64::from(self.watch_hi)
+            || self.headroom_used != u64::from(self.watch_headroom)
     }
 
     /// Highest number of cells ever in use at once.

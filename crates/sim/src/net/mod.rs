@@ -621,7 +621,7 @@ impl Simulation {
             let Slot::Switch(s) = self.slots[next_node as usize] else {
                 break;
             };
-            let Some(local) = self.egress_local(s, dst.0, hash) else {
+            let Some(local) = self.egress_local(next_node, dst.0, hash) else {
                 break;
             };
             port = self.switches[s as usize].port(local);

@@ -37,11 +37,9 @@ pub struct Switch {
     pub node: u32,
     /// Global index of local port 0; a node's ports have consecutive global indices.
     first_port: u32,
-    /// Cells in use at the last buffer change lie in `[used_lo, used_hi)`, the cells of
-    /// percent `used_percent`; the time since `used_since` is not yet in `occupancy_time`.
-    /// A change that stays in its percent costs two comparisons.
-    used_lo: u64,
-    used_hi: u64,
+    /// The time since `used_since` is not yet in `occupancy_time` (at `used_percent`). The
+    /// MMU watches the cells of that percent (`Mmu::set_watch`): a change that stays in its
+    /// percent touches only the MMU's lines.
     used_since: Time,
     /// Headroom cells in use at the last change, their percent of the reserved headroom,
     /// and since when (not yet in `headroom_time` / `headroom_idle`).
@@ -91,12 +89,12 @@ impl Switch {
         let percent_scale = (100u64 << 32).div_ceil(cells);
         let headroom_scale = (100u64 << 32).div_ceil(mmu.headroom_reserved_cells().max(1));
         let (used_lo, used_hi) = percent_bounds(0, percent_scale);
+        let mut mmu = mmu;
+        mmu.set_watch(used_lo, used_hi);
         Switch {
             mmu,
             node,
             first_port,
-            used_lo,
-            used_hi,
             used_since: Time::ZERO,
             headroom_cells: 0,
             headroom_since: Time::ZERO,
@@ -127,25 +125,32 @@ impl Switch {
     /// goes to that percent's bucket.
     #[inline]
     fn occupancy_changed(&mut self, now: Time) {
+        if self.mmu.occupancy_moved() {
+            self.occupancy_moved(now);
+        }
+    }
+
+    #[inline(never)]
+    fn occupancy_moved(&mut self, now: Time) {
         let used = self.mmu.used_cells();
-        if used < self.used_lo || used >= self.used_hi {
+        let percent = percent_of(used, self.percent_scale);
+        if percent != self.used_percent {
             self.used_percent_changed(now, used);
         }
         let h = self.mmu.headroom_used_cells();
         if h != self.headroom_cells {
             self.headroom_changed(now, h);
         }
+        let (lo, hi) = percent_bounds(self.used_percent, self.percent_scale);
+        self.mmu.set_watch(lo, hi);
     }
 
-    #[inline(never)]
     fn used_percent_changed(&mut self, now: Time, used: u64) {
         self.occupancy_time[usize::from(self.used_percent)] += now - self.used_since;
         self.used_percent = percent_of(used, self.percent_scale);
-        (self.used_lo, self.used_hi) = percent_bounds(self.used_percent, self.percent_scale);
         self.used_since = now;
     }
 
-    #[inline(never)]
     fn headroom_changed(&mut self, now: Time, cells: u64) {
         let dt = now - self.headroom_since;
         self.headroom_time[usize::from(self.headroom_percent)] += dt;
@@ -161,6 +166,8 @@ impl Switch {
     fn flush_occupancy(&mut self, now: Time) {
         self.used_percent_changed(now, self.mmu.used_cells());
         self.headroom_changed(now, self.mmu.headroom_used_cells());
+        let (lo, hi) = percent_bounds(self.used_percent, self.percent_scale);
+        self.mmu.set_watch(lo, hi);
     }
 
     /// Statistics at the end of a run at `now`.
@@ -244,12 +251,15 @@ impl Simulation {
     pub(super) fn switch_receive(&mut self, s: u32, port: u32, pkt: u32) {
         let now = self.now;
         let in_local = self.ports[port as usize].local;
+        let node = self.ports[port as usize].node;
         let pk = *self.arena.get(pkt);
-        let Some(out_local) = self.egress_local(s, pk.dst, pk.hash) else {
+        let Some(out_local) = self.egress_local(node, pk.dst, pk.hash) else {
             self.drop_packet(pkt, "no_route");
             return;
         };
-        let out = self.switches[s as usize].port(out_local);
+        // A node's ports have consecutive global indices (this avoids reading the switch).
+        let out = port - u32::from(in_local) + u32::from(out_local);
+        debug_assert_eq!(out, self.switches[s as usize].port(out_local));
         let sw = &mut self.switches[s as usize];
         let res = sw.mmu.admit(
             usize::from(in_local),
@@ -260,7 +270,6 @@ impl Simulation {
         );
         sw.occupancy_changed(now);
         let lossless = sw.mmu.is_lossless(pk.prio);
-        let node = sw.node;
         let admitted = res.is_ok();
         match res {
             Err(cause) => {
@@ -319,11 +328,10 @@ impl Simulation {
         }
     }
 
-    /// The local egress port switch `s` forwards a packet for `dst` with routing `hash` to
-    /// (shortest paths, ECMP by hash), or `None` if `dst` is unreachable.
+    /// The local egress port the switch `node` forwards a packet for `dst` with routing
+    /// `hash` to (shortest paths, ECMP by hash), or `None` if `dst` is unreachable.
     #[inline(always)]
-    pub(super) fn egress_local(&self, s: u32, dst: u32, hash: u64) -> Option<u16> {
-        let node = self.switches[s as usize].node;
+    pub(super) fn egress_local(&self, node: u32, dst: u32, hash: u64) -> Option<u16> {
         let hops = self.routes.next_hops(NodeId(node), NodeId(dst));
         (!hops.is_empty()).then(|| hops[routing::ecmp_hash(hash, node, hops.len())])
     }

@@ -80,7 +80,7 @@ impl Simulation {
     /// switch `s` would forward elsewhere than `culprit`.
     fn stops_other_traffic(&self, s: u32, up: u32, classes: u8, culprit: u16) -> bool {
         let elsewhere = |dst: u32, hash: u64| {
-            self.egress_local(s, dst, hash)
+            self.egress_local(self.switches[s as usize].node, dst, hash)
                 .is_some_and(|out| out != culprit)
         };
         let p = &self.ports[up as usize];
