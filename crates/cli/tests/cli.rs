@@ -1,16 +1,7 @@
 //! The `headroom` binary end to end: exit codes, error messages, and outputs.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn headroom(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
+mod common;
+use common::headroom;
 
 const VALID: &str = r#"
 name = "t"

@@ -2,25 +2,13 @@
 //! rejects with exit code 2, one error line, and leaves config_db.json byte-identical; valid
 //! commands update exactly the entries they name.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{example, headroom};
 
 use serde_json::{json, Value};
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sonic")
-        .join(name)
-}
-
-fn headroom(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
 
 /// A temporary copy of the SN3700 example.
 fn sn3700() -> tempfile::TempDir {

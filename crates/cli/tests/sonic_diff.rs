@@ -1,23 +1,10 @@
 //! `headroom sonic diff` end to end: a CONFIG_DB change (made with `headroom sonic config`) and
 //! what it changes in APPL_DB.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sonic")
-        .join(name)
-}
-
-fn headroom(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
+mod common;
+use common::{example, headroom};
 
 /// A temporary copy of the SN3700 example with `new.json` = `config_db.json` after `change`
 /// (a `headroom sonic config` command line).

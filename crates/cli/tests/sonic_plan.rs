@@ -2,31 +2,11 @@
 //! (`examples/sonic/sn3700`: Spectrum-2, 32 ports; `examples/sonic/sn5600`: Spectrum-4, 64
 //! ports with mixed speeds, lane counts and cable lengths).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sonic")
-        .join(name)
-}
-
-fn headroom(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{example, headroom, stderr, stdout};
 
 /// Runs `plan` on an example into `out` (extra args appended); checks exit 0.
 fn plan(name: &str, out: &Path, extra: &[&str]) -> Output {

@@ -5,8 +5,12 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::{example, headroom, stderr, stdout};
+
+use std::path::Path;
+use std::process::Output;
 
 use headroom_sonic::swss::testing::RedisServer;
 use headroom_sonic::swss::{table, Db, DbConnection, Table, TableName};
@@ -20,13 +24,6 @@ pub fn config_tables() -> Vec<&'static str> {
     t
 }
 
-/// The directory of a shipped example (`sn3700`, `sn5600`).
-pub fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/sonic")
-        .join(name)
-}
-
 /// A temporary copy of an example's three files.
 pub fn example_copy(name: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -34,26 +31,6 @@ pub fn example_copy(name: &str) -> tempfile::TempDir {
         std::fs::copy(example(name).join(f), tmp.path().join(f)).expect("copy");
     }
     tmp
-}
-
-/// Runs `headroom <args>` in `dir`.
-pub fn headroom(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-/// stdout as text.
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// stderr as text.
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Asserts exit code 0 and returns stdout.
