@@ -26,8 +26,9 @@ const OCC_BUCKETS: usize = 101;
 
 /// One switch.
 ///
-/// `repr(C)`: the MMU's hot lines come first, then one line with everything else a buffer
-/// change touches (the histograms are written only when a percent changes).
+/// `repr(C)`, the MMU first: a buffer change that stays within its percent of occupancy
+/// touches only the MMU's lines (the MMU watches that percent's range); the switch's own
+/// fields and histograms are written only when a percent changes.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Switch {
@@ -84,12 +85,11 @@ fn percent_bounds(percent: u8, scale: u64) -> (u64, u64) {
 impl Switch {
     /// A switch with empty buffers whose local ports `0..n_ports` are the global ports
     /// `first_port..first_port + n_ports`.
-    pub fn new(node: u32, first_port: u32, n_ports: u32, mmu: Mmu, buffer_bytes: u64) -> Self {
+    pub fn new(node: u32, first_port: u32, n_ports: u32, mut mmu: Mmu, buffer_bytes: u64) -> Self {
         let cells = (buffer_bytes / u64::from(mmu.cell_bytes())).max(1);
         let percent_scale = (100u64 << 32).div_ceil(cells);
         let headroom_scale = (100u64 << 32).div_ceil(mmu.headroom_reserved_cells().max(1));
         let (used_lo, used_hi) = percent_bounds(0, percent_scale);
-        let mut mmu = mmu;
         mmu.set_watch(used_lo, used_hi);
         Switch {
             mmu,
@@ -132,47 +132,37 @@ impl Switch {
 
     #[inline(never)]
     fn occupancy_moved(&mut self, now: Time) {
+        self.settle_occupancy(now, false);
+    }
+
+    /// Adds the time since the last change of a percent to its bucket, for the percents that
+    /// changed (all of them when `flush`), and has the MMU watch the current percent.
+    fn settle_occupancy(&mut self, now: Time, flush: bool) {
         let used = self.mmu.used_cells();
         let percent = percent_of(used, self.percent_scale);
-        if percent != self.used_percent {
-            self.used_percent_changed(now, used);
+        if flush || percent != self.used_percent {
+            self.occupancy_time[usize::from(self.used_percent)] += now - self.used_since;
+            self.used_percent = percent;
+            self.used_since = now;
         }
         let h = self.mmu.headroom_used_cells();
-        if h != self.headroom_cells {
-            self.headroom_changed(now, h);
+        if flush || h != self.headroom_cells {
+            let dt = now - self.headroom_since;
+            self.headroom_time[usize::from(self.headroom_percent)] += dt;
+            if self.headroom_cells == 0 {
+                self.headroom_idle += dt;
+            }
+            self.headroom_cells = h;
+            self.headroom_percent = percent_of(h, self.headroom_scale);
+            self.headroom_since = now;
         }
-        let (lo, hi) = percent_bounds(self.used_percent, self.percent_scale);
-        self.mmu.set_watch(lo, hi);
-    }
-
-    fn used_percent_changed(&mut self, now: Time, used: u64) {
-        self.occupancy_time[usize::from(self.used_percent)] += now - self.used_since;
-        self.used_percent = percent_of(used, self.percent_scale);
-        self.used_since = now;
-    }
-
-    fn headroom_changed(&mut self, now: Time, cells: u64) {
-        let dt = now - self.headroom_since;
-        self.headroom_time[usize::from(self.headroom_percent)] += dt;
-        if self.headroom_cells == 0 {
-            self.headroom_idle += dt;
-        }
-        self.headroom_cells = cells;
-        self.headroom_percent = percent_of(cells, self.headroom_scale);
-        self.headroom_since = now;
-    }
-
-    /// Adds the time since the last change of each percent to its bucket.
-    fn flush_occupancy(&mut self, now: Time) {
-        self.used_percent_changed(now, self.mmu.used_cells());
-        self.headroom_changed(now, self.mmu.headroom_used_cells());
-        let (lo, hi) = percent_bounds(self.used_percent, self.percent_scale);
+        let (lo, hi) = percent_bounds(percent, self.percent_scale);
         self.mmu.set_watch(lo, hi);
     }
 
     /// Statistics at the end of a run at `now`.
     pub fn stats(&mut self, now: Time) -> SwitchStats {
-        self.flush_occupancy(now);
+        self.settle_occupancy(now, true);
         let cell = u64::from(self.mmu.cell_bytes());
         // Time-weighted percentile `q` of a percent histogram, as a percent.
         let percentile = |hist: &[Time; OCC_BUCKETS], q: f64| -> u64 {
