@@ -8,7 +8,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::SimConfig;
-use headroom_sim::engine::{CalendarQueue, Event, EventQueue, HeapQueue};
+use headroom_sim::engine::{tiebreak, CalendarQueue, Event, EventQueue, HeapQueue};
 use headroom_sim::net::Simulation;
 use headroom_sim::topology::{builders, NodeId};
 use headroom_sim::workload::generators;
@@ -44,12 +44,17 @@ fn hold_one(c: &mut Criterion, name: &str, mut q: impl EventQueue, n: usize) {
                 // Mostly within a microsecond, like serialization and propagation.
                 x % 1_000_000
             };
+            let mut count = 0u32;
+            let mut key = || {
+                count = count.wrapping_add(1);
+                tiebreak(0, 0, count)
+            };
             for i in 0..n {
-                q.push(Time(step()), Event::Wake { port: i as u32 });
+                q.push(Time(step()), key(), Event::Wake { port: i as u32 });
             }
             b.iter(|| {
                 let s = q.pop().expect("queue is never empty");
-                q.push(Time(s.time.as_ps() + step()), black_box(s.event));
+                q.push(Time(s.time.as_ps() + step()), key(), black_box(s.event));
             });
         });
     }

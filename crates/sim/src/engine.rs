@@ -1,8 +1,14 @@
 //! The discrete-event core: events and the queue that orders them.
 //!
 //! Invariants:
-//! - Events are totally ordered by `(time, sequence)`: the sequence is the insertion count,
-//!   so events at equal times run in the order they were scheduled, on every machine.
+//! - Events are totally ordered by `(time, key)`. At equal times a port's wake-up (the end
+//!   of a transmission, where a switch releases buffer) comes before any arrival; beyond
+//!   that the key names who scheduled the event (its *creator*: a port, or the run itself)
+//!   and how many events that creator had scheduled before ([`tiebreak`]). A creator belongs to one node and only that node's
+//!   events advance its count, so the order of events at equal times depends on what each
+//!   node did, not on the order in which a process happened to run different nodes: a run
+//!   split into partitions that advance separately orders every event as a single queue
+//!   would (see `net::parallel`).
 //! - An event is a small `Copy` enum (16 bytes); packets are referred to by arena index.
 //! - The queue is behind the [`EventQueue`] trait so another structure (calendar queue,
 //!   ladder queue) can replace the binary heap; `benches/event_queue.rs` measures it.
@@ -73,12 +79,26 @@ pub enum Event {
     Stop,
 }
 
-/// An event with its time and tie-breaking sequence number.
+/// Bits of a tie-break key that count a creator's events.
+pub const COUNT_BITS: u32 = 32;
+
+/// How many creators a tie-break key can name (21 bits: with two rank bits the key must fit
+/// beside a calendar-queue bucket's low time bits in 64).
+pub const MAX_CREATORS: u32 = 1 << 21;
+
+/// The tie-break key of an event of rank `rank` (0 – 3, lower first) that is the `count`-th
+/// (modulo 2^32) scheduled by `creator`.
+#[inline(always)]
+pub const fn tiebreak(rank: u32, creator: u32, count: u32) -> u64 {
+    ((rank as u64) << 53) | ((creator as u64) << COUNT_BITS) | count as u64
+}
+
+/// An event with its time and tie-break key.
 #[derive(Clone, Copy, Debug)]
 pub struct Scheduled {
     /// When it happens.
     pub time: Time,
-    /// Insertion sequence, unique per queue.
+    /// Orders events at equal times ([`tiebreak`]); unique among pending events.
     pub seq: u64,
     /// What happens.
     pub event: Event,
@@ -102,10 +122,11 @@ impl Ord for Scheduled {
     }
 }
 
-/// A priority queue of events in `(time, sequence)` order.
+/// A priority queue of events in `(time, key)` order.
 pub trait EventQueue {
-    /// Schedules `event` at `time`.
-    fn push(&mut self, time: Time, event: Event);
+    /// Schedules `event` at `time` with tie-break `key` (below 2^55, unique among pending
+    /// events).
+    fn push(&mut self, time: Time, key: u64, event: Event);
     /// Removes and returns the earliest event.
     fn pop(&mut self) -> Option<Scheduled>;
     /// The time of the earliest event (may reorganize the queue, hence `&mut`).
@@ -126,11 +147,10 @@ pub trait EventQueue {
     }
 }
 
-/// The default queue: a binary heap keyed by `(time, seq)`.
+/// The reference queue: a binary heap keyed by `(time, key)`.
 #[derive(Debug, Default)]
 pub struct HeapQueue {
     heap: BinaryHeap<Scheduled>,
-    seq: u64,
 }
 
 impl HeapQueue {
@@ -138,17 +158,15 @@ impl HeapQueue {
     pub fn with_capacity(n: usize) -> Self {
         HeapQueue {
             heap: BinaryHeap::with_capacity(n),
-            seq: 0,
         }
     }
 }
 
 impl EventQueue for HeapQueue {
-    fn push(&mut self, time: Time, event: Event) {
-        self.seq += 1;
+    fn push(&mut self, time: Time, key: u64, event: Event) {
         self.heap.push(Scheduled {
             time,
-            seq: self.seq,
+            seq: key,
             event,
         });
     }
@@ -169,7 +187,7 @@ impl EventQueue for HeapQueue {
 /// Bucket `b` holds the events whose time lies in `[b·W, (b+1)·W)` (W = 2^`shift` ps); the
 /// ring covers `buckets.len()` consecutive buckets from the cursor. A bucket is an unordered
 /// vector; when the cursor reaches it, it becomes the sorted `current` vector and is drained
-/// in `(time, seq)` order (events scheduled into the bucket being drained are inserted in
+/// in `(time, key)` order (events scheduled into the bucket being drained are inserted in
 /// order). Events beyond the ring wait in the far heap and move into the ring as the cursor
 /// advances.
 ///
@@ -181,8 +199,8 @@ impl EventQueue for HeapQueue {
 /// loading it reads memory sequentially.
 ///
 /// Inside a bucket an event's order is given by one `u64`: the time's low `shift` bits (the
-/// high bits are the bucket's) above the sequence number (`64 - shift` bits, enough for
-/// more events than any run processes).
+/// high bits are the bucket's) above the tie-break key (`64 - shift` bits, at least the 55
+/// a key needs).
 #[derive(Debug)]
 pub struct CalendarQueue {
     shift: u32,
@@ -204,7 +222,6 @@ pub struct CalendarQueue {
     /// Bucket of the earliest far event (`u64::MAX` if none), so that the cursor's advance
     /// checks the far heap with one comparison.
     far_next: u64,
-    seq: u64,
 }
 
 impl Default for CalendarQueue {
@@ -219,9 +236,9 @@ impl CalendarQueue {
     /// A queue with buckets of 2^`shift` ps and 2^`log_buckets` buckets in the ring.
     ///
     /// # Panics
-    /// If `shift` exceeds 16 (the sequence number needs the other 48 bits of a key).
+    /// If `shift` exceeds 9 (a tie-break key needs the other 55 bits of an in-bucket key).
     pub fn new(shift: u32, log_buckets: u32) -> Self {
-        assert!(shift <= 16, "bucket width 2^{shift} ps is too wide");
+        assert!(shift <= 9, "bucket width 2^{shift} ps is too wide");
         CalendarQueue {
             shift,
             buckets: (0..1usize << log_buckets).map(|_| Vec::new()).collect(),
@@ -233,17 +250,16 @@ impl CalendarQueue {
             occupied: vec![0; (1usize << log_buckets).div_ceil(64)],
             far: BinaryHeap::new(),
             far_next: u64::MAX,
-            seq: 0,
         }
     }
 
-    /// The in-bucket key of an event at `time` (ps) with sequence number `seq`.
+    /// The in-bucket key of an event at `time` (ps) with tie-break key `seq`.
     fn key(&self, time: u64, seq: u64) -> u64 {
-        debug_assert!(seq < 1 << (64 - self.shift), "sequence number overflow");
+        debug_assert!(seq < 1 << (64 - self.shift), "tie-break key too large");
         ((time & ((1 << self.shift) - 1)) << (64 - self.shift)) | seq
     }
 
-    /// The time and sequence number of the event with `key` in `bucket`.
+    /// The time and tie-break key of the event with in-bucket `key` in `bucket`.
     fn unkey(&self, bucket: u64, key: u64) -> (Time, u64) {
         let seq_bits = 64 - self.shift;
         (
@@ -418,13 +434,9 @@ impl CalendarQueue {
 
     /// Schedules an event beyond the ring (kept out of line: rare).
     #[inline(never)]
-    fn push_far(&mut self, b: u64, time: Time, event: Event) {
+    fn push_far(&mut self, b: u64, time: Time, seq: u64, event: Event) {
         self.far_next = self.far_next.min(b);
-        self.far.push(Scheduled {
-            time,
-            seq: self.seq,
-            event,
-        });
+        self.far.push(Scheduled { time, seq, event });
     }
 
     /// Removes the back of `current` (the earliest event; `settle` returned `true`).
@@ -447,16 +459,15 @@ impl CalendarQueue {
 
 impl EventQueue for CalendarQueue {
     #[inline(always)]
-    fn push(&mut self, time: Time, event: Event) {
-        self.seq += 1;
+    fn push(&mut self, time: Time, key: u64, event: Event) {
         let b = time.as_ps() >> self.shift;
         if b < self.cur {
             self.rewind(b);
         }
         if b < self.cur + self.ring() {
-            self.insert_near(b, time.as_ps(), self.seq, event);
+            self.insert_near(b, time.as_ps(), key, event);
         } else {
-            self.push_far(b, time, event);
+            self.push_far(b, time, key, event);
         }
     }
 
@@ -509,8 +520,10 @@ mod tests {
                     if let Some(s) = a { now = s.time.as_ps(); }
                 } else {
                     let ev = Event::Wake { port: i as u32 };
-                    h.push(Time(now + dt), ev);
-                    r.push(Time(now + dt), ev);
+                    // Creators 0..7 in turn, each counting its own events.
+                    let key = tiebreak(i as u32 % 2, i as u32 % 7, i as u32 / 7);
+                    h.push(Time(now + dt), key, ev);
+                    r.push(Time(now + dt), key, ev);
                 }
                 prop_assert_eq!(h.peek_time(), r.peek_time());
                 prop_assert_eq!(h.len(), r.len());
@@ -519,19 +532,38 @@ mod tests {
     }
 
     #[test]
-    fn orders_by_time_then_insertion() {
-        let mut q = HeapQueue::default();
-        q.push(Time(5), Event::Wake { port: 1 });
-        q.push(Time(3), Event::Wake { port: 2 });
-        q.push(Time(5), Event::Wake { port: 3 });
-        q.push(Time(3), Event::Wake { port: 4 });
-        let order: Vec<_> = std::iter::from_fn(|| q.pop())
-            .map(|s| match s.event {
-                Event::Wake { port } => port,
-                _ => 0,
-            })
-            .collect();
-        assert_eq!(order, vec![2, 4, 1, 3]);
+    fn orders_by_time_then_creator_then_count() {
+        fn order(mut q: impl EventQueue) -> Vec<u32> {
+            q.push(Time(5), tiebreak(1, 2, 0), Event::Wake { port: 1 });
+            q.push(Time(3), tiebreak(1, 9, 0), Event::Wake { port: 2 });
+            q.push(Time(5), tiebreak(1, 1, 7), Event::Wake { port: 3 });
+            q.push(Time(3), tiebreak(1, 9, 1), Event::Wake { port: 4 });
+            q.push(Time(3), tiebreak(1, MAX_CREATORS - 1, 0), Event::Stop);
+            q.push(Time(5), tiebreak(0, 8, 0), Event::Wake { port: 5 });
+            std::iter::from_fn(|| q.pop())
+                .map(|s| match s.event {
+                    Event::Wake { port } => port,
+                    _ => 0,
+                })
+                .collect()
+        }
+        assert_eq!(order(HeapQueue::default()), vec![2, 4, 0, 5, 3, 1]);
+        assert_eq!(order(CalendarQueue::default()), vec![2, 4, 0, 5, 3, 1]);
+    }
+
+    #[test]
+    fn largest_key_fits_beside_the_time_bits() {
+        let mut q = CalendarQueue::default();
+        let key = tiebreak(3, MAX_CREATORS - 1, u32::MAX);
+        q.push(Time(511), key, Event::Stop);
+        q.push(Time(511), key - 1, Event::Sample);
+        let a = q.pop().expect("two pending");
+        assert_eq!(
+            (a.time, a.seq, a.event),
+            (Time(511), key - 1, Event::Sample)
+        );
+        let b = q.pop().expect("one pending");
+        assert_eq!((b.time, b.seq, b.event), (Time(511), key, Event::Stop));
     }
 
     #[test]

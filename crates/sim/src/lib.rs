@@ -6,14 +6,16 @@
 //! - [`config`]: the resolved input of one run ([`config::SimConfig`]);
 //! - [`scenario`], [`hpcc_config`]: user input (TOML scenarios, HPCC `config.txt`) translated
 //!   into a `SimConfig`, with errors that name the file, field and reason;
-//! - [`engine`]: events and the `(time, sequence)`-ordered queue;
+//! - [`engine`]: events and the `(time, key)`-ordered queue;
 //! - [`routing`]: shortest paths and the deterministic ECMP hash;
 //! - [`net`]: ports/links, switches, hosts: the state the events act on;
 //! - [`results`], [`output`]: what a run produces, and the files it is written to.
 //!
 //! Determinism: the same `SimConfig` (seed included) produces identical results. Every
-//! random choice draws from a named stream seeded from the run seed; event ties are broken
-//! by insertion order; maps that are iterated are ordered.
+//! random choice draws from a named stream seeded from the run seed (per switch for ECN
+//! marking, per port for link errors); event ties are broken by a key that names the port
+//! that scheduled the event and its count of scheduled events; maps that are iterated are
+//! ordered.
 
 pub mod config;
 pub mod engine;

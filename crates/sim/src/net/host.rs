@@ -16,7 +16,7 @@
 use super::packet::{Kind, Packet};
 use super::Simulation;
 use crate::config::CcConfig;
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
 use crate::results::StopReason;
 use crate::workload::FlowSpec;
 use headroom_mech::cc::CongestionControl;
@@ -258,7 +258,7 @@ impl Simulation {
             let t = t.max(self.now);
             if fl.cc_timer.is_none_or(|pending| t < pending) {
                 fl.cc_timer = Some(t);
-                self.queue.push(t, Event::CcTimer { flow: f });
+                self.schedule(t, Event::CcTimer { flow: f });
             }
         }
     }
@@ -284,7 +284,7 @@ impl Simulation {
         if fl.rto_at.is_none() && fl.finish.is_none() {
             let t = self.now + rto;
             fl.rto_at = Some(t);
-            self.queue.push(t, Event::Rto { flow: f });
+            self.schedule(t, Event::Rto { flow: f });
         }
     }
 
@@ -310,7 +310,7 @@ impl Simulation {
         if fl.snd_una < fl.snd_nxt {
             let next = (fl.last_progress + rto).max(now + Time(1));
             self.flows[f as usize].rto_at = Some(next);
-            self.queue.push(next, Event::Rto { flow: f });
+            self.schedule(next, Event::Rto { flow: f });
         }
     }
 
@@ -417,7 +417,7 @@ impl Simulation {
         if host.rx_paused != 0 && !host.rx_check {
             host.rx_check = true;
             let t = self.now + b.drain.serialization(host.rx_bytes.saturating_sub(b.xon));
-            self.queue.push(t, Event::NicDrain { host: h });
+            self.schedule(t, Event::NicDrain { host: h });
         }
     }
 

@@ -21,7 +21,7 @@ pub mod switch;
 mod victim;
 
 use crate::config::{CcConfig, ConfigError, SimConfig};
-use crate::engine::{CalendarQueue, Event, EventQueue};
+use crate::engine::{self, CalendarQueue, Event, EventQueue};
 use crate::results::{
     BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
     RateSample, RunResults, StopReason, SwitchStats,
@@ -82,8 +82,13 @@ pub struct Simulation {
     /// The distinct ECN configurations of a port's egress queues (`None`: the queue does
     /// not mark), indexed by `Port::red_class`.
     red: Vec<[Option<RedConfig>; PRIORITIES]>,
-    rng_ecn: Pcg64,
-    rng_errors: Pcg64,
+    /// Per receiving port: its link's corruption draws.
+    rng_errors: Vec<Pcg64>,
+    /// Who is scheduling events now (see [`engine::tiebreak`]): the port whose event is
+    /// being handled, or [`Simulation::run_creator`] for the run's own events.
+    creator: u32,
+    /// Per creator (ports, then the run): events scheduled so far.
+    counts: Vec<u32>,
     events: u64,
     finished_flows: usize,
     stop: Option<StopReason>,
@@ -123,6 +128,16 @@ impl Simulation {
         for a in &adj {
             first_port.push(n_ports);
             n_ports += a.len() as u32;
+        }
+        if n_ports >= engine::MAX_CREATORS {
+            return Err(ConfigError::Parameter {
+                field: "topology",
+                reason: format!(
+                    "{n_ports} ports; at most {} are supported",
+                    engine::MAX_CREATORS - 1
+                ),
+            }
+            .into());
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
         let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
@@ -224,12 +239,15 @@ impl Simulation {
                         source,
                     })?;
                     slots.push(Slot::Switch(switches.len() as u32));
+                    let rng_ecn =
+                        Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("ecn/{node}")));
                     switches.push(Switch::new(
                         node as u32,
                         first_port[node],
                         my_ports.len() as u32,
                         mmu,
                         s.buffer_bytes,
+                        rng_ecn,
                     ));
                 }
                 NodeKind::Host => {
@@ -275,8 +293,11 @@ impl Simulation {
             link_ports,
             arena: Arena::default(),
             red,
-            rng_ecn: Pcg64::seed_from_u64(stream_seed(cfg.seed, "ecn")),
-            rng_errors: Pcg64::seed_from_u64(stream_seed(cfg.seed, "link-errors")),
+            rng_errors: (0..n_ports)
+                .map(|p| Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{p}"))))
+                .collect(),
+            creator: n_ports,
+            counts: vec![0; n_ports as usize + 1],
             events: 0,
             finished_flows: 0,
             stop: None,
@@ -292,25 +313,47 @@ impl Simulation {
             pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
             cfg,
         };
+        // The run's own events, in a fixed order: flow starts, stop, link failures, first
+        // sample.
         for f in 0..sim.flows.len() {
             let ideal = sim.ideal_fct(f);
             sim.flows[f].ideal_fct = ideal;
             let start = sim.flows[f].start;
-            sim.queue.push(start, Event::FlowStart { flow: f as u32 });
+            sim.schedule(start, Event::FlowStart { flow: f as u32 });
         }
         if let Some(t) = sim.cfg.stop_time {
-            sim.queue.push(t, Event::Stop);
+            sim.schedule(t, Event::Stop);
         }
-        for (i, f) in sim.cfg.link_failures.iter().enumerate() {
-            sim.queue
-                .push(f.time, Event::LinkDown { failure: i as u32 });
+        for i in 0..sim.cfg.link_failures.len() {
+            let t = sim.cfg.link_failures[i].time;
+            sim.schedule(t, Event::LinkDown { failure: i as u32 });
         }
         if let Some(iv) = sim.cfg.record.sample_interval {
             if iv > Time::ZERO {
-                sim.queue.push(Time::ZERO, Event::Sample);
+                sim.schedule(Time::ZERO, Event::Sample);
             }
         }
         Ok(sim)
+    }
+
+    /// The creator id of the run's own events (stop, samples, flow starts, failures): one
+    /// past the last port, so that they come after the ports' events at equal times.
+    fn run_creator(&self) -> u32 {
+        self.ports.len() as u32
+    }
+
+    /// Schedules `event` at `time`, created by the current creator.
+    #[inline(always)]
+    pub(super) fn schedule(&mut self, time: Time, event: Event) {
+        let c = self.creator;
+        let n = &mut self.counts[c as usize];
+        // Transmissions end before frames arrive at the same instant: a switch releases
+        // the departing frame's cells before it admits one arriving then.
+        let rank = u32::from(!matches!(event, Event::Wake { .. }));
+        let key = engine::tiebreak(rank, c, *n);
+        // A creator would need 2^32 events at one instant for the wrap to matter.
+        *n = n.wrapping_add(1);
+        self.queue.push(time, key, event);
     }
 
     /// Current simulated time.
@@ -387,6 +430,17 @@ impl Simulation {
     }
 
     fn dispatch(&mut self, ev: Event) {
+        self.creator = match ev {
+            Event::FrameStart { port, .. }
+            | Event::Arrive { port, .. }
+            | Event::Wake { port }
+            | Event::PfcRefresh { port, .. } => port,
+            Event::FlowStart { flow } | Event::CcTimer { flow } | Event::Rto { flow } => {
+                self.flows[flow as usize].src_port
+            }
+            Event::NicDrain { host } => self.hosts[host as usize].port,
+            Event::LinkDown { .. } | Event::Sample | Event::Stop => self.run_creator(),
+        };
         match ev {
             Event::FrameStart { port, pkt } => self.frame_start(port, pkt),
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
@@ -418,7 +472,9 @@ impl Simulation {
             return;
         }
         let error_rate = p.error_rate;
-        if error_rate > 0.0 && rand::Rng::gen::<f64>(&mut self.rng_errors) < error_rate {
+        if error_rate > 0.0
+            && rand::Rng::gen::<f64>(&mut self.rng_errors[port as usize]) < error_rate
+        {
             self.drop_packet(pkt, "corrupted");
             return;
         }
@@ -447,7 +503,9 @@ impl Simulation {
             self.receive_pfc(port, pkt);
             return;
         }
-        if error_rate > 0.0 && rand::Rng::gen::<f64>(&mut self.rng_errors) < error_rate {
+        if error_rate > 0.0
+            && rand::Rng::gen::<f64>(&mut self.rng_errors[port as usize]) < error_rate
+        {
             self.drop_packet(pkt, "corrupted");
             return;
         }
@@ -476,6 +534,8 @@ impl Simulation {
         self.link_up[link] = false;
         let (pa, pb) = self.link_ports[link];
         for port in [pa, pb] {
+            // What the failure sets off at a port is that port's doing.
+            self.creator = port;
             self.ports[port as usize].up = false;
             while let Some(pkt) = self.ports[port as usize].ctrl.pop_front(&self.arena) {
                 if self.arena.get(pkt).kind == Kind::Pfc {
@@ -581,7 +641,7 @@ impl Simulation {
             }
         }
         if let Some(iv) = self.cfg.record.sample_interval {
-            self.queue.push(self.now + iv, Event::Sample);
+            self.schedule(self.now + iv, Event::Sample);
         }
     }
 

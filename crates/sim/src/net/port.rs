@@ -16,7 +16,7 @@
 use super::packet::{Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
-use crate::engine::{Event, EventQueue};
+use crate::engine::Event;
 use crate::results::PfcRecord;
 use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
@@ -216,7 +216,7 @@ impl Simulation {
             return;
         }
         p.wake_at = t;
-        self.queue.push(t, Event::Wake { port });
+        self.schedule(t, Event::Wake { port });
     }
 
     /// Puts `pkt` on the wire of `port`.
@@ -251,10 +251,9 @@ impl Simulation {
         if admit_early && pk.kind != Kind::Pfc {
             // A switch accounts a frame from its first bit on, as a chip writing cells while
             // they arrive does; it forwards it after its last bit (store and forward).
-            self.queue
-                .push(first_bit, Event::FrameStart { port: peer, pkt });
+            self.schedule(first_bit, Event::FrameStart { port: peer, pkt });
         } else {
-            self.queue.push(arrive, Event::Arrive { port: peer, pkt });
+            self.schedule(arrive, Event::Arrive { port: peer, pkt });
         }
     }
 
@@ -320,7 +319,7 @@ impl Simulation {
         let pk = self.arena.get_mut(pkt);
         if dequeue_marking && pk.kind == Kind::Data {
             if let Some(red) = &self.red[red_class][q] {
-                if super::switch::ecn_mark(red, qlen, &mut self.rng_ecn) {
+                if super::switch::ecn_mark(red, qlen, &mut self.switches[s as usize].rng_ecn) {
                     pk.ce = true;
                 }
             }
@@ -386,7 +385,7 @@ impl Simulation {
         }
         if let (true, Some(t)) = (pause, refresh) {
             let prio = class.unwrap_or(PORT_LEVEL);
-            self.queue.push(t, Event::PfcRefresh { port, prio });
+            self.schedule(t, Event::PfcRefresh { port, prio });
         }
     }
 
@@ -409,7 +408,7 @@ impl Simulation {
             self.send_pfc(port, class, f.quanta);
         }
         if let Some(t) = next {
-            self.queue.push(t, Event::PfcRefresh { port, prio });
+            self.schedule(t, Event::PfcRefresh { port, prio });
         }
     }
 

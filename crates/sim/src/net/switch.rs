@@ -20,6 +20,7 @@ use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::buffer::{DropCause, Mmu, Placement, Transition};
 use headroom_mech::units::Time;
+use rand_pcg::Pcg64;
 
 /// Percent buckets of the time-weighted occupancy histogram (0..=100 %).
 const OCC_BUCKETS: usize = 101;
@@ -63,6 +64,9 @@ pub struct Switch {
     headroom_time: [Time; OCC_BUCKETS],
     /// Time with no headroom cell in use at all.
     headroom_idle: Time,
+    /// This switch's ECN marking draws (one stream per switch, so that the draws do not
+    /// depend on how events at different switches interleave).
+    pub(super) rng_ecn: Pcg64,
 }
 
 /// The percent bucket of `cells` for a percent `scale` (see `Switch::percent_scale`).
@@ -85,7 +89,14 @@ fn percent_bounds(percent: u8, scale: u64) -> (u64, u64) {
 impl Switch {
     /// A switch with empty buffers whose local ports `0..n_ports` are the global ports
     /// `first_port..first_port + n_ports`.
-    pub fn new(node: u32, first_port: u32, n_ports: u32, mut mmu: Mmu, buffer_bytes: u64) -> Self {
+    pub fn new(
+        node: u32,
+        first_port: u32,
+        n_ports: u32,
+        mut mmu: Mmu,
+        buffer_bytes: u64,
+        rng_ecn: Pcg64,
+    ) -> Self {
         let cells = (buffer_bytes / u64::from(mmu.cell_bytes())).max(1);
         let percent_scale = (100u64 << 32).div_ceil(cells);
         let headroom_scale = (100u64 << 32).div_ceil(mmu.headroom_reserved_cells().max(1));
@@ -107,6 +118,7 @@ impl Switch {
             occupancy_time: [Time::ZERO; OCC_BUCKETS],
             headroom_time: [Time::ZERO; OCC_BUCKETS],
             headroom_idle: Time::ZERO,
+            rng_ecn,
         }
     }
 
@@ -293,7 +305,10 @@ impl Simulation {
                     && pk.kind == Kind::Data
                     && self.red[usize::from(p.red_class)][q].is_some_and(|r| {
                         let qlen = u64::from(p.queues[q].bytes);
-                        r.should_mark(qlen, rand::Rng::gen::<f64>(&mut self.rng_ecn))
+                        r.should_mark(
+                            qlen,
+                            rand::Rng::gen::<f64>(&mut self.switches[s as usize].rng_ecn),
+                        )
                     });
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
