@@ -8,7 +8,7 @@
 
 use clap::Args;
 use headroom_sim::hpcc_config;
-use headroom_sim::net::Simulation;
+use headroom_sim::net::parallel::Partitioned;
 use miette::{miette, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +23,10 @@ pub struct BenchArgs {
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Threads to run the network's parts on (default: the machine's cores). The results
+    /// do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
@@ -39,7 +43,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let run = hpcc_config::load(&a.hpcc_config).map_err(|e| miette!("{e}"))?;
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
-    let sim = Simulation::new(run.config).map_err(|e| miette!("{e}"))?;
+    let threads = a
+        .threads
+        .map_or_else(crate::run::default_threads, usize::from);
+    let sim = Partitioned::new(run.config, threads).map_err(|e| miette!("{e}"))?;
+    let parts = sim.parts();
     let setup = load_start.elapsed();
     let t0 = Instant::now();
     let results = sim.run();
@@ -49,7 +57,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let eps = results.events as f64 / wall.max(1e-9);
     if a.json {
         println!(
-            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
             setup.as_secs_f64(),
@@ -64,6 +72,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             results.end_time.as_secs_f64() * 1e3
         );
         println!("setup           {:.3} s", setup.as_secs_f64());
+        println!("threads         {parts}");
         println!("wall            {wall:.3} s");
         println!("events/s        {:.2} M", eps / 1e6);
         match rss {

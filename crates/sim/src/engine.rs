@@ -449,6 +449,19 @@ impl CalendarQueue {
 }
 
 impl CalendarQueue {
+    /// Removes and returns the earliest event if it comes at or before (`limit`, `key`).
+    #[inline]
+    pub fn pop_through(&mut self, limit: Time, key: u64) -> Option<Scheduled> {
+        if !self.settle() {
+            return None;
+        }
+        let &(k, _) = self.current.last()?;
+        if self.unkey(self.cur, k) > (limit, key) {
+            return None;
+        }
+        self.take()
+    }
+
     /// The event after the one last popped, if it is in the bucket being drained (a cheap
     /// look-ahead that moves no cursor).
     #[inline]

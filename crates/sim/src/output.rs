@@ -351,11 +351,9 @@ pub struct RunSummary {
     pub stop_reason: String,
     /// Details of the stop (the lossless drop that ended the run).
     pub stop_detail: Option<String>,
-    /// Most packets alive at once.
-    pub peak_packets: usize,
 }
 
-/// Speed of the simulator on the wall clock.
+/// Speed and memory of the simulator (they depend on the machine and the thread count).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WallSummary {
     /// Wall-clock time of the run, seconds.
@@ -364,6 +362,8 @@ pub struct WallSummary {
     pub events_per_second: f64,
     /// Simulated seconds per wall-clock second.
     pub sim_seconds_per_wall_second: f64,
+    /// Packet slots the simulator held at most (per part of a partitioned run, summed).
+    pub peak_packets: usize,
 }
 
 fn fct_stats<'a>(flows: impl Iterator<Item = &'a FlowRecord>) -> FctStats {
@@ -582,7 +582,6 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         end_time_ns: ns_f64(results.end_time),
         stop_reason: reason,
         stop_detail: detail,
-        peak_packets: results.arena_slots,
     };
 
     let wall = wall.map(|w| {
@@ -591,6 +590,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             wall_seconds: w.as_secs_f64(),
             events_per_second: results.events as f64 / secs,
             sim_seconds_per_wall_second: end_s / secs,
+            peak_packets: results.arena_slots,
         }
     });
 

@@ -232,7 +232,7 @@ pub struct RateSample {
 }
 
 /// Why a run ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum StopReason {
     /// Every flow finished.
     AllFlowsDone,
@@ -255,6 +255,52 @@ pub struct ByteLedger {
     pub dropped: u64,
     /// Payload bytes still in queues or on links at the end.
     pub in_flight: u64,
+}
+
+impl RunResults {
+    /// Puts the time-stamped records in `(time, node)` order, each node's in the order it
+    /// made them: an order that does not depend on how the run interleaved different
+    /// nodes' events (a partitioned run concatenates its parts' records, then sorts).
+    pub fn sort_records(&mut self) {
+        self.pfc_sent.sort_by_key(|r| (r.time, r.node));
+        self.pfc_received.sort_by_key(|r| (r.time, r.node));
+        self.lossless_drops.sort_by_key(|r| (r.time, r.node));
+        self.queue_samples.sort_by_key(|r| (r.time, r.node));
+        self.buffer_samples.sort_by_key(|r| (r.time, r.node));
+        let flows = &self.flows;
+        self.rate_samples
+            .sort_by_key(|r| (r.time, flows.get(r.flow as usize).map_or(0, |f| f.src)));
+    }
+}
+
+impl ByteLedger {
+    /// Payload put on the wire.
+    pub fn on_sent(&mut self, bytes: u64) {
+        self.sent += bytes;
+        self.in_flight = self.in_flight.wrapping_add(bytes);
+    }
+
+    /// Payload that reached its destination.
+    pub fn on_delivered(&mut self, bytes: u64) {
+        self.delivered += bytes;
+        // Wrapping: in one part of a partitioned run, bytes sent elsewhere arrive here; the
+        // parts' sum is exact.
+        self.in_flight = self.in_flight.wrapping_sub(bytes);
+    }
+
+    /// Payload lost.
+    pub fn on_dropped(&mut self, bytes: u64) {
+        self.dropped += bytes;
+        self.in_flight = self.in_flight.wrapping_sub(bytes);
+    }
+
+    /// Adds another part's ledger to this one.
+    pub fn absorb(&mut self, other: &ByteLedger) {
+        self.sent += other.sent;
+        self.delivered += other.delivered;
+        self.dropped += other.dropped;
+        self.in_flight = self.in_flight.wrapping_add(other.in_flight);
+    }
 }
 
 /// Everything a run produced.

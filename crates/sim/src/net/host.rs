@@ -242,8 +242,7 @@ impl Simulation {
         let wire = u64::from(pk.size) + overhead;
         fl.next_avail = now + fl.cc.rate().serialization(wire);
         fl.cc.on_bytes_sent(now, wire);
-        self.ledger.sent += payload;
-        self.ledger.in_flight += payload;
+        self.ledger.on_sent(payload);
         self.arm_cc_timer(f);
         self.arm_rto(f);
         self.arena.alloc(pk)
@@ -346,12 +345,10 @@ impl Simulation {
         match pk.kind {
             Kind::Data => {
                 if !self.nic_admit(h, &pk) {
-                    self.ledger.in_flight -= u64::from(pk.payload);
-                    self.ledger.dropped += u64::from(pk.payload);
+                    self.ledger.on_dropped(u64::from(pk.payload));
                     return;
                 }
-                self.ledger.in_flight -= u64::from(pk.payload);
-                self.ledger.delivered += u64::from(pk.payload);
+                self.ledger.on_delivered(u64::from(pk.payload));
                 self.receive_data(h, f, &pk);
             }
             Kind::Ack => self.receive_ack(f, pk.seq, false),
@@ -508,8 +505,11 @@ impl Simulation {
                 }
             }
             self.finished_flows += 1;
-            if self.finished_flows == self.flows.len() {
+            if self.finished_flows == self.flows_to_finish {
+                // In a part of a partitioned run: this part's flows are done (the driver
+                // decides whether the run is).
                 self.stop = Some(StopReason::AllFlowsDone);
+                self.done_at = Some((now, self.cur_key));
             }
             return;
         }

@@ -16,6 +16,7 @@
 
 pub mod host;
 pub mod packet;
+pub mod parallel;
 pub mod port;
 pub mod switch;
 mod victim;
@@ -39,6 +40,7 @@ use port::Port;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use switch::Switch;
 
 /// Which arena a node lives in.
@@ -89,7 +91,22 @@ pub struct Simulation {
     creator: u32,
     /// Per creator (ports, then the run): events scheduled so far.
     counts: Vec<u32>,
+    /// Tie-break key of the event being handled.
+    cur_key: u64,
+    /// In a partitioned run: this simulation's part, and every node's part (empty: the
+    /// simulation is the whole run).
+    part: u16,
+    node_part: Arc<[u16]>,
+    /// Frames sent to other parts, for the driver to deliver.
+    outbox: Vec<parallel::Remote>,
+    /// Flows whose sender is here (all of them, unless partitioned).
+    flows_to_finish: usize,
+    /// When (and at which event) the last of those finished.
+    done_at: Option<(Time, u64)>,
     events: u64,
+    /// Of `events`, the run's own (samples, stop, link failures): every part handles them,
+    /// a partitioned run counts them once.
+    run_events: u64,
     finished_flows: usize,
     stop: Option<StopReason>,
     ledger: ByteLedger,
@@ -117,6 +134,17 @@ pub fn stream_seed(seed: u64, name: &str) -> u64 {
 impl Simulation {
     /// Builds the network described by `cfg`.
     pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
+        Self::part_of(cfg, Arc::from([]), 0)
+    }
+
+    /// Builds part `part` of the network described by `cfg`, split as `node_part` says
+    /// (empty: the whole network). Every part holds the whole network's state, but only
+    /// acts on its own nodes (see [`parallel`]).
+    pub(crate) fn part_of(
+        cfg: SimConfig,
+        node_part: Arc<[u16]>,
+        part: u16,
+    ) -> Result<Simulation, SimError> {
         cfg.validate()?;
         let topo = &cfg.topology;
         let routes = Routes::compute(topo).map_err(ConfigError::from)?;
@@ -298,7 +326,14 @@ impl Simulation {
                 .collect(),
             creator: n_ports,
             counts: vec![0; n_ports as usize + 1],
+            cur_key: 0,
+            part,
+            node_part,
+            outbox: Vec::new(),
+            flows_to_finish: 0,
+            done_at: None,
             events: 0,
+            run_events: 0,
             finished_flows: 0,
             stop: None,
             ledger: ByteLedger::default(),
@@ -313,13 +348,26 @@ impl Simulation {
             pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
             cfg,
         };
+        for p in 0..sim.ports.len() {
+            let peer = sim.ports[p].peer as usize;
+            let remote =
+                sim.part_of_node(sim.ports[p].node) != sim.part_of_node(sim.ports[peer].node);
+            sim.ports[p].remote = remote;
+        }
         // The run's own events, in a fixed order: flow starts, stop, link failures, first
-        // sample.
+        // sample. Each part schedules the flow starts of its senders, with the keys a
+        // whole run gives them.
         for f in 0..sim.flows.len() {
             let ideal = sim.ideal_fct(f);
             sim.flows[f].ideal_fct = ideal;
             let start = sim.flows[f].start;
-            sim.schedule(start, Event::FlowStart { flow: f as u32 });
+            if sim.mine(sim.flows[f].src) {
+                sim.flows_to_finish += 1;
+                sim.schedule(start, Event::FlowStart { flow: f as u32 });
+            } else {
+                let run = sim.run_creator() as usize;
+                sim.counts[run] += 1;
+            }
         }
         if let Some(t) = sim.cfg.stop_time {
             sim.schedule(t, Event::Stop);
@@ -336,6 +384,50 @@ impl Simulation {
         Ok(sim)
     }
 
+    /// The part node `node` belongs to.
+    fn part_of_node(&self, node: u32) -> u16 {
+        self.node_part.get(node as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether node `node` is this simulation's to run.
+    fn mine(&self, node: u32) -> bool {
+        self.part_of_node(node) == self.part
+    }
+
+    /// Hands a frame for a port of another part to the driver (it arrives no earlier than
+    /// one link delay from now, after the driver has delivered it).
+    #[cold]
+    fn send_remote(&mut self, time: Time, event: Event, pkt: u32) {
+        let key = self.next_key(&event);
+        let packet = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let (port, first_bit) = match event {
+            Event::FrameStart { port, .. } => (port, true),
+            Event::Arrive { port, .. } => (port, false),
+            _ => unreachable!("only frames cross between parts"),
+        };
+        let to = self.part_of_node(self.ports[port as usize].node);
+        self.outbox.push(parallel::Remote {
+            to,
+            time,
+            key,
+            port,
+            first_bit,
+            packet,
+        });
+    }
+
+    /// Schedules a frame another part sent to one of this part's ports.
+    fn receive_remote(&mut self, r: &parallel::Remote) {
+        let pkt = self.arena.alloc(r.packet);
+        let event = if r.first_bit {
+            Event::FrameStart { port: r.port, pkt }
+        } else {
+            Event::Arrive { port: r.port, pkt }
+        };
+        self.queue.push(r.time, r.key, event);
+    }
+
     /// The creator id of the run's own events (stop, samples, flow starts, failures): one
     /// past the last port, so that they come after the ports' events at equal times.
     fn run_creator(&self) -> u32 {
@@ -345,6 +437,13 @@ impl Simulation {
     /// Schedules `event` at `time`, created by the current creator.
     #[inline(always)]
     pub(super) fn schedule(&mut self, time: Time, event: Event) {
+        let key = self.next_key(&event);
+        self.queue.push(time, key, event);
+    }
+
+    /// The tie-break key of `event`, the current creator's next.
+    #[inline(always)]
+    fn next_key(&mut self, event: &Event) -> u64 {
         let c = self.creator;
         let n = &mut self.counts[c as usize];
         // Transmissions end before frames arrive at the same instant: a switch releases
@@ -353,7 +452,7 @@ impl Simulation {
         let key = engine::tiebreak(rank, c, *n);
         // A creator would need 2^32 events at one instant for the wrap to matter.
         *n = n.wrapping_add(1);
-        self.queue.push(time, key, event);
+        key
     }
 
     /// Current simulated time.
@@ -389,14 +488,21 @@ impl Simulation {
     /// Processes events up to and including simulated time `limit`, or until the run ends.
     /// Returns `true` once the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
+        self.run_through(limit, u64::MAX)
+    }
+
+    /// Processes the events up to and including (`limit`, `key`) in `(time, key)` order, or
+    /// until the run (or this part's share of it) ends. Returns `true` once it has.
+    fn run_through(&mut self, limit: Time, key: u64) -> bool {
         while self.stop.is_none() {
-            match self.queue.pop_until(limit) {
+            match self.queue.pop_through(limit, key) {
                 Some(s) => {
                     if let Some(next) = self.queue.peek_loaded() {
                         self.touch(next);
                     }
                     debug_assert!(s.time >= self.now, "event in the past");
                     self.now = s.time;
+                    self.cur_key = s.seq;
                     self.events += 1;
                     self.dispatch(s.event);
                 }
@@ -439,7 +545,10 @@ impl Simulation {
                 self.flows[flow as usize].src_port
             }
             Event::NicDrain { host } => self.hosts[host as usize].port,
-            Event::LinkDown { .. } | Event::Sample | Event::Stop => self.run_creator(),
+            Event::LinkDown { .. } | Event::Sample | Event::Stop => {
+                self.run_events += 1;
+                self.run_creator()
+            }
         };
         match ev {
             Event::FrameStart { port, pkt } => self.frame_start(port, pkt),
@@ -534,6 +643,9 @@ impl Simulation {
         self.link_up[link] = false;
         let (pa, pb) = self.link_ports[link];
         for port in [pa, pb] {
+            if !self.mine(self.ports[port as usize].node) {
+                continue;
+            }
             // What the failure sets off at a port is that port's doing.
             self.creator = port;
             self.ports[port as usize].up = false;
@@ -598,8 +710,7 @@ impl Simulation {
     fn drop_packet(&mut self, pkt: u32, cause: &str) {
         let p = self.arena.get(pkt);
         if p.kind == Kind::Data {
-            self.ledger.dropped += u64::from(p.payload);
-            self.ledger.in_flight -= u64::from(p.payload);
+            self.ledger.on_dropped(u64::from(p.payload));
         }
         *self.drops.entry(cause.to_string()).or_insert(0) += 1;
         self.arena.free(pkt);
@@ -608,6 +719,9 @@ impl Simulation {
     /// Takes a time-series sample and schedules the next one.
     fn sample(&mut self) {
         for s in &self.switches {
+            if !self.mine(s.node) {
+                continue;
+            }
             let cell = u64::from(s.mmu.cell_bytes());
             self.buffer_samples.push(BufferSample {
                 time: self.now,
@@ -631,6 +745,9 @@ impl Simulation {
             }
         }
         for h in &self.hosts {
+            if !self.mine(h.node) {
+                continue;
+            }
             for &f in &h.active {
                 let fl = &self.flows[f as usize];
                 self.rate_samples.push(RateSample {
@@ -692,16 +809,25 @@ impl Simulation {
 
     /// Checks the conservation invariants; `Err` describes the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let l = self.ledger;
+        Self::check_parts(&[self])
+    }
+
+    /// Checks the conservation invariants of a run made of `parts` (between windows, when
+    /// every frame is in some part's arena).
+    fn check_parts(parts: &[&Simulation]) -> Result<(), String> {
+        let mut l = ByteLedger::default();
+        for p in parts {
+            l.absorb(&p.ledger);
+        }
         if l.sent != l.delivered + l.dropped + l.in_flight {
             return Err(format!(
                 "payload not conserved: sent {} != delivered {} + dropped {} + in flight {}",
                 l.sent, l.delivered, l.dropped, l.in_flight
             ));
         }
-        let live: u64 = self
-            .arena
-            .live()
+        let live: u64 = parts
+            .iter()
+            .flat_map(|p| p.arena.live())
             .filter(|p| p.kind == Kind::Data)
             .map(|p| u64::from(p.payload))
             .sum();
@@ -711,15 +837,20 @@ impl Simulation {
                 l.in_flight
             ));
         }
-        for s in &self.switches {
+        for s in parts
+            .iter()
+            .flat_map(|p| p.switches.iter().map(move |s| (p, s)))
+            .filter(|(p, s)| p.mine(s.node))
+        {
+            let (p, s) = s;
             s.mmu
                 .check_conservation()
                 .map_err(|e| format!("switch {}: {e}", s.node))?;
             let queued: u64 = s
                 .ports()
-                .flat_map(|gp| self.ports[gp as usize].queues.iter())
-                .flat_map(|q| q.fifo.iter(&self.arena))
-                .map(|pk| u64::from(self.arena.get(pk).placement.cells))
+                .flat_map(|gp| p.ports[gp as usize].queues.iter())
+                .flat_map(|q| q.fifo.iter(&p.arena))
+                .map(|pk| u64::from(p.arena.get(pk).placement.cells))
                 .sum();
             if queued != s.mmu.used_cells() {
                 return Err(format!(
@@ -789,7 +920,7 @@ impl Simulation {
                 retransmitted: f.retransmitted,
             })
             .collect();
-        RunResults {
+        let mut r = RunResults {
             flows,
             pfc_sent: self.pfc_sent,
             pfc_received: self.pfc_received,
@@ -805,6 +936,8 @@ impl Simulation {
             stop_reason: self.stop,
             bytes: self.ledger,
             arena_slots: self.arena.capacity_used(),
-        }
+        };
+        r.sort_records();
+        r
     }
 }

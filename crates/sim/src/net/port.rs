@@ -22,6 +22,9 @@ use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYT
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 
+/// `Packet::flow` of a PFC frame that does not start a pause episode with a culprit.
+const NO_CULPRIT: u32 = u32::MAX;
+
 /// One transmitting port.
 ///
 /// Laid out by cache line (`repr(C)`, 64-byte aligned), because with thousands of ports
@@ -43,6 +46,9 @@ pub struct Port {
     /// The ECN configuration of this port's egress queues: an index into the simulation's
     /// table of distinct ones (ports of one speed share one).
     pub red_class: u16,
+    /// The peer belongs to another part of a partitioned run: frames for it go to the
+    /// simulation's outbox instead of its event queue.
+    pub remote: bool,
     /// Propagation delay.
     pub delay: Time,
     /// Frame error probability of the link (the same in both directions), applied to the
@@ -131,6 +137,7 @@ impl Port {
             ctrl: Fifo::default(),
             queues: [EgressQueue::default(); PRIORITIES],
             red_class: 0,
+            remote: false,
             nonempty: 0,
             pause: PauseTimers::default(),
             gens: [PauseGenerator::default(); PRIORITIES],
@@ -234,6 +241,7 @@ impl Simulation {
         let arrive = done + p.delay;
         let first_bit = self.now + p.delay;
         let admit_early = p.peer_is_switch && self.cfg.switch.admission == Admission::FirstBit;
+        let remote = p.remote;
         // Only a port with a backlog needs to look again when this frame ends; an idle one
         // is woken by whoever gives it work (see `try_send`). At low load this saves most
         // end-of-transmission events.
@@ -248,12 +256,17 @@ impl Simulation {
         }
         let pk = self.arena.get_mut(pkt);
         pk.ready_at = arrive;
-        if admit_early && pk.kind != Kind::Pfc {
-            // A switch accounts a frame from its first bit on, as a chip writing cells while
-            // they arrive does; it forwards it after its last bit (store and forward).
-            self.schedule(first_bit, Event::FrameStart { port: peer, pkt });
+        // A switch accounts a frame from its first bit on, as a chip writing cells while
+        // they arrive does; it forwards it after its last bit (store and forward).
+        let (time, event) = if admit_early && pk.kind != Kind::Pfc {
+            (first_bit, Event::FrameStart { port: peer, pkt })
         } else {
-            self.schedule(arrive, Event::Arrive { port: peer, pkt });
+            (arrive, Event::Arrive { port: peer, pkt })
+        };
+        if remote {
+            self.send_remote(time, event, pkt);
+        } else {
+            self.schedule(time, event);
         }
     }
 
@@ -331,8 +344,18 @@ impl Simulation {
 
     /// Queues a PFC frame on `port` (towards the upstream peer): for class `Some(prio)`, or
     /// for every class (`None`, a port-level frame), with timer `quanta` (0 = RESUME).
-    pub(super) fn send_pfc(&mut self, port: u32, class: Option<u8>, quanta: u16) {
+    ///
+    /// `culprit`: the frame starts a pause episode blamed on that egress port of this switch
+    /// (see `victim`); the upstream end judges, on receipt, whether it stops other traffic.
+    pub(super) fn send_pfc(
+        &mut self,
+        port: u32,
+        class: Option<u8>,
+        quanta: u16,
+        culprit: Option<u16>,
+    ) {
         let mut pk = Packet::new(Kind::Pfc);
+        pk.flow = culprit.map_or(NO_CULPRIT, u32::from);
         pk.prio = class.unwrap_or(0);
         pk.payload = class.map_or(u32::from(ALL_CLASSES), |c| 1 << c);
         pk.seq = u64::from(quanta);
@@ -378,10 +401,12 @@ impl Simulation {
         };
         let refresh = g.poll_timeout();
         if let Some(f) = frame {
-            if pause {
-                self.record_pause_episode(port, class);
-            }
-            self.send_pfc(port, class, f.quanta);
+            let culprit = if pause {
+                self.record_pause_episode(port, class)
+            } else {
+                None
+            };
+            self.send_pfc(port, class, f.quanta, culprit);
         }
         if let (true, Some(t)) = (pause, refresh) {
             let prio = class.unwrap_or(PORT_LEVEL);
@@ -405,7 +430,7 @@ impl Simulation {
         let frame = g.handle_timeout(now, &cfg, p.rate);
         let next = g.poll_timeout();
         if let Some(f) = frame {
-            self.send_pfc(port, class, f.quanta);
+            self.send_pfc(port, class, f.quanta, None);
         }
         if let Some(t) = next {
             self.schedule(t, Event::PfcRefresh { port, prio });
@@ -438,6 +463,10 @@ impl Simulation {
             port_level,
             quanta,
         });
+        if let Ok(culprit) = u16::try_from(pk.flow) {
+            let class = (!port_level).then_some(pk.prio);
+            self.judge_pause_episode(port, class, culprit);
+        }
         if quanta == 0 {
             self.try_send(port);
         } else if let Some(t) = self.ports[port as usize].pause.next_change(now, pk.prio) {

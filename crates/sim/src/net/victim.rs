@@ -3,16 +3,19 @@
 //! When a switch `S` decides a new pause on its ingress port `i` (an XOFF that starts a
 //! pause episode, not a refresh), it is for one congested egress: the *culprit* is the
 //! egress port of `S` whose queues hold the most bytes of the pausing ingress PG (class `c`)
-//! — or of the whole ingress port for a port-level pause. The pause stops what the upstream
-//! node has waiting for `S` on that class (every class for a port-level pause): the packets
-//! queued on the upstream switch's port towards `S`, or the flows of the upstream host that
-//! still have data to send. The pause is a *victim pause* if any of those would leave `S`
-//! by another egress than the culprit: a flow that does not cross the congested port is
-//! stopped (head-of-line blocking, the collateral damage of PFC).
+//! — or of the whole ingress port for a port-level pause. The PAUSE frame carries the
+//! culprit. When it reaches the upstream node, it stops what that node has waiting for `S`
+//! on that class (every class for a port-level pause): the packets queued on the upstream
+//! switch's port towards `S`, or the flows of the upstream host that still have data to
+//! send. The pause is a *victim pause* if any of those would leave `S` by another egress
+//! than the culprit: a flow that does not cross the congested port is stopped (head-of-line
+//! blocking, the collateral damage of PFC). Judging at the upstream end, with its own state,
+//! keeps every node's bookkeeping to the state of that node (a partitioned run needs this).
 //!
 //! Invariants: counting reads the state and never changes it (no event, no random draw), so
 //! the run's dynamics are the same with or without it; a pause episode is counted once, when
-//! decided, whatever its refreshes.
+//! decided, whatever its refreshes; it is judged once, when its first frame arrives (a
+//! frame lost to a link failure leaves its episode unjudged, not a victim).
 
 use super::{Simulation, Slot};
 use headroom_mech::PRIORITIES;
@@ -29,23 +32,31 @@ pub(super) struct PauseEpisodes {
 
 impl Simulation {
     /// Records a new pause decided on global switch port `port` for `class` (`None`:
-    /// port-level) and whether it is a victim pause.
-    pub(super) fn record_pause_episode(&mut self, port: u32, class: Option<u8>) {
+    /// port-level); returns the egress it is blamed on, for the PAUSE frame to carry.
+    pub(super) fn record_pause_episode(&mut self, port: u32, class: Option<u8>) -> Option<u16> {
         let p = &self.ports[port as usize];
         let Slot::Switch(s) = self.slots[p.node as usize] else {
-            return; // a NIC's receive-buffer pause: no egress to blame
+            return None; // a NIC's receive-buffer pause: no egress to blame
         };
         let in_local = p.local;
         let classes: u8 = class.map_or(u8::MAX, |c| 1 << c);
-        let victim = match self.culprit(s, in_local, classes) {
-            Some(culprit) => self.stops_other_traffic(s, p.peer, classes, culprit),
-            None => false,
+        let culprit = self.culprit(s, in_local, classes);
+        self.pause_episodes[port as usize].decided[class.map_or(PRIORITIES, usize::from)] += 1;
+        culprit
+    }
+
+    /// The first PAUSE of an episode blamed on egress `culprit` of the switch at the other
+    /// end arrived at `up`: counts the episode as a victim pause (on the pausing switch's
+    /// port) if it stops traffic headed elsewhere.
+    pub(super) fn judge_pause_episode(&mut self, up: u32, class: Option<u8>, culprit: u16) {
+        let pausing = self.ports[up as usize].peer;
+        let Slot::Switch(s) = self.slots[self.ports[pausing as usize].node as usize] else {
+            return;
         };
-        let e = &mut self.pause_episodes[port as usize];
-        let k = class.map_or(PRIORITIES, usize::from);
-        e.decided[k] += 1;
-        if victim {
-            e.victim[k] += 1;
+        let classes: u8 = class.map_or(u8::MAX, |c| 1 << c);
+        if self.stops_other_traffic(s, up, classes, culprit) {
+            self.pause_episodes[pausing as usize].victim[class.map_or(PRIORITIES, usize::from)] +=
+                1;
         }
     }
 

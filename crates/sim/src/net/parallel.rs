@@ -1,0 +1,544 @@
+//! Partitioned runs: one network simulated as several parts, on several threads, with
+//! exactly the results of a single simulation.
+//!
+//! The nodes are split into parts ([`split`]). Each part is a [`Simulation`] holding the
+//! whole network's state but acting only on its own nodes; a frame for a port of another
+//! part goes to its outbox. Such a frame arrives no earlier than one link delay after it
+//! was sent, and no link between parts is shorter than the *lookahead*. So the parts advance
+//! in windows of one lookahead (conservative synchronisation): within a window each part
+//! handles its events, none of which another part's frames could precede; between windows
+//! the frames are delivered.
+//!
+//! Why the results do not depend on the number of parts:
+//! - events are ordered by a key made of the time, the port that scheduled them and its
+//!   count of scheduled events (`engine`), never by the order in which a process ran
+//!   different nodes; random draws come from per-switch and per-port streams;
+//! - every node's bookkeeping reads only that node's state (victim pauses are judged where
+//!   the PAUSE arrives); time-stamped records are sorted by `(time, node)`;
+//! - a flow belongs to its sender's part. A single simulation stops right after the event
+//!   that finishes its last flow; a part that finishes its own last flow pauses right after
+//!   it, and parts whose flows are all done run each window only after the others, so that
+//!   when the last flow finishes (at key `K`), every part can be brought exactly to `K`.
+//!
+//! Invariants: between windows every frame is in exactly one part's queue; every part has
+//! handled exactly the events up to the same point of the global order; a run that fails on
+//! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as one
+//! part.
+
+use super::packet::Packet;
+use super::{SimError, Simulation};
+use crate::config::SimConfig;
+use crate::engine::EventQueue;
+use crate::results::{RunResults, StopReason};
+use crate::routing;
+use crate::topology::{NodeKind, Topology};
+use headroom_mech::units::Time;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A frame travelling from one part to another.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Remote {
+    /// Receiving part.
+    pub to: u16,
+    /// When its event happens.
+    pub time: Time,
+    /// Its event's tie-break key.
+    pub key: u64,
+    /// Receiving port (global index).
+    pub port: u32,
+    /// `FrameStart` (admission at the first bit) rather than `Arrive`.
+    pub first_bit: bool,
+    /// The frame.
+    pub packet: Packet,
+}
+
+/// How a network is split into parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// Per node, its part.
+    pub node_part: Vec<u16>,
+    /// Number of parts.
+    pub parts: u16,
+    /// Smallest delay of a link between two parts (`Time::MAX` if none).
+    pub lookahead: Time,
+}
+
+/// Splits `topo` into at most `parts` parts: hosts in id order into equal runs, each
+/// switch into the part whose hosts are nearest on average (ties: the part with the fewest
+/// switch ports so far). In a fat tree or leaf-spine this keeps pods and leaves whole and
+/// spreads the spines. Fewer parts when there are fewer hosts.
+pub fn split(topo: &Topology, parts: usize) -> Split {
+    let n = topo.nodes.len();
+    let hosts: Vec<usize> = (0..n)
+        .filter(|&i| topo.nodes[i] == NodeKind::Host)
+        .collect();
+    let parts = parts.clamp(1, hosts.len().clamp(1, usize::from(u16::MAX)));
+    let mut node_part = vec![0u16; n];
+    if parts > 1 {
+        for (k, &h) in hosts.iter().enumerate() {
+            node_part[h] = (k * parts / hosts.len()) as u16;
+        }
+        let adj = routing::adjacency(topo);
+        let mut hosts_in = vec![0u64; parts];
+        for &h in &hosts {
+            hosts_in[usize::from(node_part[h])] += 1;
+        }
+        let mut ports_in = vec![0usize; parts];
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = VecDeque::new();
+        for s in (0..n).filter(|&i| topo.nodes[i] == NodeKind::Switch) {
+            dist.fill(u32::MAX);
+            dist[s] = 0;
+            frontier.push_back(s);
+            while let Some(u) = frontier.pop_front() {
+                for &(v, _) in &adj[u] {
+                    if dist[v.index()] == u32::MAX {
+                        dist[v.index()] = dist[u] + 1;
+                        frontier.push_back(v.index());
+                    }
+                }
+            }
+            // Mean distance to each part's hosts, compared exactly: sum_a / n_a vs sum_b / n_b.
+            let mut sums = vec![0u64; parts];
+            for &h in &hosts {
+                sums[usize::from(node_part[h])] += u64::from(dist[h].min(u32::MAX / 2));
+            }
+            let best = (0..parts)
+                .min_by(|&a, &b| {
+                    let (x, y) = (
+                        u128::from(sums[a]) * u128::from(hosts_in[b]),
+                        u128::from(sums[b]) * u128::from(hosts_in[a]),
+                    );
+                    x.cmp(&y).then(ports_in[a].cmp(&ports_in[b]))
+                })
+                .unwrap_or(0);
+            node_part[s] = best as u16;
+            ports_in[best] += adj[s].len();
+        }
+    }
+    let lookahead = topo
+        .links
+        .iter()
+        .filter(|l| node_part[l.a.index()] != node_part[l.b.index()])
+        .map(|l| l.delay)
+        .min()
+        .unwrap_or(Time::MAX);
+    Split {
+        node_part,
+        parts: parts as u16,
+        lookahead,
+    }
+}
+
+/// A run split into parts that advance in parallel (see the module documentation). With
+/// one part it is a plain [`Simulation`].
+pub struct Partitioned {
+    parts: Vec<Mutex<Simulation>>,
+    /// Frames between windows: `mail[to * parts + from]`.
+    mail: Vec<Mutex<Vec<Remote>>>,
+    lookahead: Time,
+    threads: usize,
+    total_flows: usize,
+    stop: Option<StopReason>,
+}
+
+/// What the threads do next.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Each part with `Some((time, key))` handles its events through that point, then
+    /// posts the frames it sent.
+    Run(Vec<Option<(Time, u64)>>),
+    /// Each part takes the frames posted to it.
+    Collect,
+    /// The run is over (for this call).
+    Quit,
+}
+
+/// The threads' meeting point: the coordinator publishes a step and bumps `generation`;
+/// each helper does its parts' share and counts itself in `done`.
+struct Crew {
+    generation: AtomicU64,
+    done: AtomicUsize,
+    step: Mutex<Step>,
+}
+
+/// Waits (spinning, then yielding) until `ready()`.
+fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        if spins < 2_000 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Locks `m`; a poisoned lock means a part panicked, which is re-raised here.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => panic!("a simulation part panicked: {poisoned}"),
+    }
+}
+
+impl Partitioned {
+    /// Builds the run of `cfg` on `threads` threads: as many parts as threads when the
+    /// network splits with a positive lookahead, otherwise one.
+    pub fn new(cfg: SimConfig, threads: usize) -> Result<Partitioned, SimError> {
+        let mut s = split(&cfg.topology, threads.max(1));
+        if s.parts > 1 && (s.lookahead == Time::ZERO || cfg.record.fail_on_lossless_drop) {
+            s = split(&cfg.topology, 1);
+        }
+        let total_flows = cfg.flows.len();
+        let node_part: Arc<[u16]> = if s.parts > 1 {
+            Arc::from(s.node_part)
+        } else {
+            Arc::from([])
+        };
+        let parts = (0..s.parts)
+            .map(|p| Simulation::part_of(cfg.clone(), node_part.clone(), p).map(Mutex::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = parts.len();
+        Ok(Partitioned {
+            parts,
+            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            lookahead: s.lookahead,
+            threads: threads.clamp(1, n),
+            total_flows,
+            stop: None,
+        })
+    }
+
+    /// Number of parts.
+    pub fn parts(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Simulated time reached.
+    pub fn now(&self) -> Time {
+        self.parts
+            .iter()
+            .map(|p| lock(p).now)
+            .max()
+            .unwrap_or(Time::ZERO)
+    }
+
+    /// Events processed so far (the run's own events, which every part handles, once).
+    pub fn events(&self) -> u64 {
+        self.parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let p = lock(p);
+                if i == 0 {
+                    p.events
+                } else {
+                    p.events - p.run_events
+                }
+            })
+            .sum()
+    }
+
+    /// Flows finished so far, and the total.
+    pub fn flow_progress(&self) -> (usize, usize) {
+        let done = self.parts.iter().map(|p| lock(p).finished_flows).sum();
+        (done, self.total_flows)
+    }
+
+    /// Why the run ended, once it has.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.parts.len() == 1 {
+            return lock(&self.parts[0]).stop;
+        }
+        self.stop
+    }
+
+    /// Checks the conservation invariants over all parts (between windows).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let guards: Vec<_> = self.parts.iter().map(lock).collect();
+        let parts: Vec<&Simulation> = guards.iter().map(|g| &**g).collect();
+        Simulation::check_parts(&parts)
+    }
+
+    /// Processes events up to and including simulated time `limit`, or until the run
+    /// ends. Returns `true` once it has.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.parts.len() == 1 {
+            let part = match self.parts[0].get_mut() {
+                Ok(p) => p,
+                Err(poisoned) => panic!("the simulation panicked: {poisoned}"),
+            };
+            return part.run_until(limit);
+        }
+        if self.stop.is_some() {
+            return true;
+        }
+        let crew = Crew {
+            generation: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            step: Mutex::new(Step::Quit),
+        };
+        let this = &*self;
+        let (ended, stop) = std::thread::scope(|scope| {
+            for t in 1..this.threads {
+                let crew = &crew;
+                scope.spawn(move || this.helper(crew, t));
+            }
+            let out = this.coordinate(&crew, limit);
+            this.order(&crew, Step::Quit);
+            out
+        });
+        self.stop = stop;
+        ended
+    }
+
+    /// Runs to the end and collects the results.
+    pub fn run(mut self) -> RunResults {
+        self.run_until(Time::MAX);
+        self.finish()
+    }
+
+    /// A helper thread: does thread `t`'s share of each step until `Quit`.
+    fn helper(&self, crew: &Crew, t: usize) {
+        let mut seen = 0;
+        loop {
+            wait_until(|| crew.generation.load(Ordering::Acquire) != seen);
+            seen = crew.generation.load(Ordering::Acquire);
+            let step = lock(&crew.step).clone();
+            if matches!(step, Step::Quit) {
+                return;
+            }
+            self.share(&step, t);
+            crew.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Publishes `step`, does the coordinator's share, and waits for the helpers'.
+    fn order(&self, crew: &Crew, step: Step) {
+        *lock(&crew.step) = step.clone();
+        crew.done.store(0, Ordering::Release);
+        crew.generation.fetch_add(1, Ordering::AcqRel);
+        if matches!(step, Step::Quit) {
+            return;
+        }
+        self.share(&step, 0);
+        let helpers = self.threads - 1;
+        wait_until(|| crew.done.load(Ordering::Acquire) == helpers);
+    }
+
+    /// Thread `t`'s share of `step`: parts `t`, `t + threads`, ...
+    fn share(&self, step: &Step, t: usize) {
+        let n = self.parts.len();
+        for i in (t..n).step_by(self.threads) {
+            let mut part = lock(&self.parts[i]);
+            match step {
+                Step::Run(through) => {
+                    if let Some((time, key)) = through[i] {
+                        part.run_through(time, key);
+                        for to in (0..n).filter(|&to| to != i) {
+                            let mut mail = lock(&self.mail[to * n + i]);
+                            mail.extend(part.outbox.iter().filter(|r| usize::from(r.to) == to));
+                        }
+                        part.outbox.clear();
+                    }
+                }
+                Step::Collect => {
+                    for from in 0..n {
+                        let mut mail = lock(&self.mail[i * n + from]);
+                        for r in mail.drain(..) {
+                            part.receive_remote(&r);
+                        }
+                    }
+                }
+                Step::Quit => {}
+            }
+        }
+    }
+
+    /// The windows, from the coordinating thread. Returns whether the run ended, and why.
+    fn coordinate(&self, crew: &Crew, limit: Time) -> (bool, Option<StopReason>) {
+        let n = self.parts.len();
+        loop {
+            let next = self
+                .parts
+                .iter()
+                .filter_map(|p| lock(p).queue.peek_time())
+                .min();
+            let Some(start) = next else {
+                let end = self.now();
+                self.end_all(StopReason::Idle, end);
+                return (true, Some(StopReason::Idle));
+            };
+            if start > limit {
+                return (false, None);
+            }
+            let last = Time(start.as_ps().saturating_add(self.lookahead.as_ps() - 1)).min(limit);
+            // Parts with flows of their own still running go first.
+            let leading: Vec<bool> = self
+                .parts
+                .iter()
+                .map(|p| {
+                    let p = lock(p);
+                    p.finished_flows < p.flows_to_finish
+                })
+                .collect();
+            let first: Vec<_> = leading
+                .iter()
+                .map(|&l| l.then_some((last, u64::MAX)))
+                .collect();
+            self.order(crew, Step::Run(first));
+            let finished: usize = self.parts.iter().map(|p| lock(p).finished_flows).sum();
+            let all_done = self.total_flows > 0 && finished == self.total_flows;
+            let mut done_at = Vec::with_capacity(n);
+            let mut stop_at = None;
+            for p in &self.parts {
+                let mut p = lock(p);
+                done_at.push(p.done_at.take());
+                if p.stop == Some(StopReason::StopTime) {
+                    stop_at = Some((p.now, p.cur_key));
+                }
+            }
+            // Where the run ends, if it ends in this window: the event that finished the
+            // last flow, or the stop time.
+            let end = if all_done {
+                done_at.iter().flatten().copied().max()
+            } else {
+                stop_at
+            };
+            let second: Vec<_> = (0..n)
+                .map(|i| {
+                    let mut p = lock(&self.parts[i]);
+                    let paused = p.stop == Some(StopReason::AllFlowsDone);
+                    match end {
+                        Some(e)
+                            if done_at[i] == Some(e) || p.stop == Some(StopReason::StopTime) =>
+                        {
+                            None
+                        }
+                        Some(e) => {
+                            p.stop = None;
+                            Some(e)
+                        }
+                        None if paused || !leading[i] => {
+                            p.stop = None;
+                            Some((last, u64::MAX))
+                        }
+                        None => None,
+                    }
+                })
+                .collect();
+            if second.iter().any(Option::is_some) {
+                self.order(crew, Step::Run(second));
+            }
+            self.order(crew, Step::Collect);
+            if let Some((t, _)) = end {
+                let reason = if all_done {
+                    StopReason::AllFlowsDone
+                } else {
+                    StopReason::StopTime
+                };
+                self.end_all(reason, t);
+                return (true, Some(reason));
+            }
+            if self
+                .parts
+                .iter()
+                .any(|p| lock(p).stop == Some(StopReason::StopTime))
+            {
+                let t = self.now();
+                self.end_all(StopReason::StopTime, t);
+                return (true, Some(StopReason::StopTime));
+            }
+        }
+    }
+
+    /// Marks every part ended at `time` for `reason`.
+    fn end_all(&self, reason: StopReason, time: Time) {
+        for p in &self.parts {
+            let mut p = lock(p);
+            p.stop = Some(reason);
+            p.now = time;
+        }
+    }
+
+    /// Ends the run (if it has not ended) and collects the results of all parts.
+    pub fn finish(self) -> RunResults {
+        let stop = self.stop;
+        let node_part = {
+            let p = lock(&self.parts[0]);
+            p.node_part.clone()
+        };
+        let parts: Vec<Simulation> = self
+            .parts
+            .into_iter()
+            .map(|m| match m.into_inner() {
+                Ok(p) => p,
+                Err(poisoned) => panic!("a simulation part panicked: {poisoned}"),
+            })
+            .collect();
+        let now = parts.iter().map(|p| p.now).max().unwrap_or(Time::ZERO);
+        let mut results = parts.into_iter().enumerate().map(|(i, mut p)| {
+            p.now = now;
+            if i > 0 {
+                p.events -= p.run_events;
+            }
+            p.finish()
+        });
+        let Some(mut all) = results.next() else {
+            return RunResults::default();
+        };
+        if node_part.is_empty() {
+            return all;
+        }
+        let part = |node: u32| node_part.get(node as usize).copied().unwrap_or(0);
+        for (i, r) in results.enumerate() {
+            let i = (i + 1) as u16;
+            for (a, b) in all.flows.iter_mut().zip(r.flows) {
+                if part(b.src) == i {
+                    *a = b;
+                }
+            }
+            for (a, b) in all.ports.iter_mut().zip(r.ports) {
+                let victims = a.victim_pauses;
+                let port_victims = a.port_victim_pauses;
+                if part(b.node) == i {
+                    *a = b.clone();
+                    for (v, w) in a.victim_pauses.iter_mut().zip(victims) {
+                        *v += w;
+                    }
+                    a.port_victim_pauses += port_victims;
+                } else {
+                    for (v, w) in a.victim_pauses.iter_mut().zip(b.victim_pauses) {
+                        *v += w;
+                    }
+                    a.port_victim_pauses += b.port_victim_pauses;
+                }
+            }
+            for (a, b) in all.switches.iter_mut().zip(r.switches) {
+                if part(b.node) == i {
+                    *a = b;
+                }
+            }
+            for (cause, count) in r.drops {
+                *all.drops.entry(cause).or_insert(0) += count;
+            }
+            all.pfc_sent.extend(r.pfc_sent);
+            all.pfc_received.extend(r.pfc_received);
+            all.lossless_drops.extend(r.lossless_drops);
+            all.queue_samples.extend(r.queue_samples);
+            all.buffer_samples.extend(r.buffer_samples);
+            all.rate_samples.extend(r.rate_samples);
+            all.events += r.events;
+            all.bytes.absorb(&r.bytes);
+            all.arena_slots += r.arena_slots;
+        }
+        all.stop_reason = stop;
+        all.end_time = now;
+        all.sort_records();
+        all
+    }
+}
