@@ -1,0 +1,310 @@
+//! Partitioned runs give exactly the results of a single simulation.
+//!
+//! Random small networks (fat tree, leaf-spine, dumbbell, star) with random lossless and
+//! lossy traffic, DCQCN or none, admission at the first or the last bit, corrupting links,
+//! link failures, NIC receive buffers that send PFC, time series sampling, DSH/SHP/SIH, and
+//! every way a run ends (all flows done, stop time, idle) are run as 1, 2, 3 and 4 parts;
+//! every result (flows, PFC frames, port and switch statistics, samples, drops, event count,
+//! end time) must be identical. Also: the split itself, the cases that must run as one part,
+//! and the conservation invariants between windows.
+
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::config::{
+    Admission, CcConfig, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig,
+};
+use headroom_sim::net::parallel::{split, Partitioned};
+use headroom_sim::net::Simulation;
+use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
+use headroom_sim::workload::FlowSpec;
+use proptest::prelude::*;
+
+const RATE: Rate = Rate::from_gbps(100);
+
+/// A small deterministic generator for the scenario's details.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A random scenario from `seed`.
+fn scenario(seed: u64) -> SimConfig {
+    let mut d = Draw(seed | 1);
+    let delay = Time::from_ns(500 + d.below(1_500));
+    let mut topo = match d.below(4) {
+        0 => builders::fat_tree(4, RATE, delay).expect("fat tree"),
+        1 => builders::leaf_spine(&builders::LeafSpine::new(3, 2, 4, RATE, delay))
+            .expect("leaf-spine"),
+        2 => builders::dumbbell(4, 4, RATE, Rate::from_gbps(50), delay).expect("dumbbell"),
+        _ => builders::star(8, RATE, delay).expect("star"),
+    };
+    let hosts: Vec<NodeId> = topo.hosts();
+    if d.chance(30) {
+        // A corrupting link somewhere.
+        let l = d.below(topo.links.len() as u64) as usize;
+        topo.links[l].error_rate = 0.01;
+    }
+    let mut flows = Vec::new();
+    let n = 4 + d.below(12);
+    for _ in 0..n {
+        let src = hosts[d.below(hosts.len() as u64) as usize];
+        let mut dst = hosts[d.below(hosts.len() as u64) as usize];
+        if dst == src {
+            dst = hosts[(hosts.iter().position(|&h| h == src).unwrap_or(0) + 1) % hosts.len()];
+        }
+        flows.push(FlowSpec {
+            src,
+            dst,
+            prio: if d.chance(75) { 3 } else { 0 },
+            size: 1_000 + d.below(150_000),
+            start: Time::from_ns(d.below(20_000)),
+            dport: 100 + d.below(1_000) as u16,
+        });
+    }
+    // An incast on top, so that PFC and ECN have work.
+    let receiver = hosts[d.below(hosts.len() as u64) as usize];
+    for &src in hosts.iter().filter(|&&h| h != receiver).take(5) {
+        flows.push(FlowSpec {
+            src,
+            dst: receiver,
+            prio: 3,
+            size: 40_000 + d.below(60_000),
+            start: Time::from_ns(d.below(2_000)),
+            dport: 7,
+        });
+    }
+    let mut cfg = SimConfig::new(topo, flows);
+    cfg.seed = d.next();
+    cfg.switch.buffer_bytes = 400_000 + d.below(2_000_000);
+    if d.chance(50) {
+        cfg.host.cc = CcConfig::None;
+    }
+    if d.chance(50) {
+        cfg.switch.admission = Admission::LastBit;
+    }
+    cfg.switch.scheme = match d.below(3) {
+        0 => SchemeConfig::Sih,
+        1 => SchemeConfig::Shp(ShpPool::Ratio(2.0)),
+        _ => SchemeConfig::Dsh {
+            delta_q: 3_000,
+            delta_p: 6_000,
+        },
+    };
+    if d.chance(30) {
+        cfg.record.sample_interval = Some(Time::from_ns(2_000 + d.below(5_000)));
+    }
+    if d.chance(25) {
+        cfg.host.nic_buffer = Some(NicBufferConfig {
+            size: 60_000,
+            xoff: 30_000,
+            xon: 20_000,
+            drain: Rate::from_gbps(60),
+        });
+    }
+    if d.chance(40) {
+        cfg.stop_time = Some(Time::from_us(10 + d.below(60)));
+        if d.chance(50) {
+            let l = &cfg.topology.links[d.below(cfg.topology.links.len() as u64) as usize];
+            cfg.link_failures.push(LinkFailure {
+                time: Time::from_us(2 + d.below(8)),
+                a: l.a,
+                b: l.b,
+            });
+        }
+    }
+    cfg
+}
+
+/// Everything a run produced, as text; the packet-slot high-water mark (a property of the
+/// simulator's memory, per part) left out.
+fn fingerprint(mut r: RunResults) -> String {
+    r.arena_slots = 0;
+    serde_json::to_string(&r).expect("results serialize")
+}
+
+fn run_parts(cfg: &SimConfig, threads: usize) -> (usize, RunResults) {
+    let sim = Partitioned::new(cfg.clone(), threads).expect("valid scenario");
+    let parts = sim.parts();
+    (parts, sim.run())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parts_give_the_results_of_one_simulation(seed in any::<u64>()) {
+        let cfg = scenario(seed);
+        let single = Simulation::new(cfg.clone()).expect("valid scenario").run();
+        prop_assert!(single.events > 0);
+        let reference = fingerprint(single);
+        for threads in 2..=4 {
+            let (parts, r) = run_parts(&cfg, threads);
+            prop_assert!(parts >= 2, "the scenario split into {} part(s)", parts);
+            prop_assert_eq!(&fingerprint(r), &reference, "{} parts", parts);
+        }
+    }
+}
+
+/// Runs that end on their last flow and runs that end at their stop time end, as two
+/// parts, at the same time after the same number of events.
+#[test]
+fn every_ending_is_the_same_in_parts() {
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 1..200u64 {
+        let mut cfg = scenario(seed);
+        if seed % 3 == 0 {
+            cfg.stop_time = None;
+            cfg.link_failures.clear();
+        }
+        let single = Simulation::new(cfg.clone()).expect("valid").run();
+        let (parts, r) = run_parts(&cfg, 2);
+        assert!(parts == 2);
+        assert_eq!(r.stop_reason, single.stop_reason, "seed {seed}");
+        assert_eq!(r.end_time, single.end_time, "seed {seed}");
+        assert_eq!(r.events, single.events, "seed {seed}");
+        seen.insert(format!("{:?}", single.stop_reason));
+        if seen.len() >= 2 && seed > 30 {
+            break;
+        }
+    }
+    assert!(seen.contains("Some(AllFlowsDone)"), "{seen:?}");
+    assert!(seen.contains("Some(StopTime)"), "{seen:?}");
+}
+
+/// A run that stops in steps (as the CLI's progress bar drives it) and checks the
+/// conservation invariants between them ends exactly like a run in one go.
+#[test]
+fn stepping_and_invariants_between_windows() {
+    for seed in [3u64, 11, 29] {
+        let cfg = scenario(seed);
+        let mut sim = Partitioned::new(cfg.clone(), 3).expect("valid");
+        assert!(sim.parts() >= 2);
+        let mut t = Time::ZERO;
+        let mut checks = 0;
+        while !sim.run_until(t) {
+            sim.check_invariants()
+                .unwrap_or_else(|e| panic!("seed {seed} at {t}: {e}"));
+            checks += 1;
+            t += Time::from_ns(1_700);
+        }
+        sim.check_invariants()
+            .unwrap_or_else(|e| panic!("seed {seed} at the end: {e}"));
+        assert!(checks > 3, "seed {seed}: {checks} checks");
+        let single = Simulation::new(cfg).expect("valid").run();
+        assert_eq!(
+            fingerprint(sim.finish()),
+            fingerprint(single),
+            "seed {seed}"
+        );
+    }
+}
+
+/// A fat tree splits into halves of whole pods: hosts with their edge switch, aggregation
+/// switches with their pod, the core switches shared out; the lookahead is the link delay.
+#[test]
+fn fat_tree_splits_by_pods() {
+    let delay = Time::from_ns(700);
+    let topo = builders::fat_tree(4, RATE, delay).expect("fat tree");
+    let s = split(&topo, 2);
+    assert_eq!(s.parts, 2);
+    assert_eq!(s.lookahead, delay);
+    for l in &topo.links {
+        let (a, b) = (l.a.index(), l.b.index());
+        let host_link = topo.nodes[a] == NodeKind::Host || topo.nodes[b] == NodeKind::Host;
+        if host_link {
+            assert_eq!(s.node_part[a], s.node_part[b], "a host link is cut: {l:?}");
+        }
+    }
+    // Every part gets a share of the switches' ports within one switch of the others.
+    let ports = |part: u16| -> usize {
+        topo.links
+            .iter()
+            .flat_map(|l| [l.a.index(), l.b.index()])
+            .filter(|&n| topo.nodes[n] == NodeKind::Switch && s.node_part[n] == part)
+            .count()
+    };
+    assert!(
+        ports(0).abs_diff(ports(1)) <= 4,
+        "{} vs {}",
+        ports(0),
+        ports(1)
+    );
+    // Cut links: only between aggregation and core.
+    let cut = topo
+        .links
+        .iter()
+        .filter(|l| s.node_part[l.a.index()] != s.node_part[l.b.index()])
+        .count();
+    assert!(cut > 0 && cut <= 8, "{cut} links cut");
+}
+
+/// Runs that cannot be split run as one part: a zero-delay link between the parts (no
+/// lookahead), a run told to fail on its first lossless drop (it must stop at that very
+/// event), one host.
+#[test]
+fn runs_that_stay_whole() {
+    let mut topo = builders::star(4, RATE, Time::from_us(1)).expect("star");
+    let flows = vec![FlowSpec {
+        src: NodeId(0),
+        dst: NodeId(1),
+        prio: 3,
+        size: 10_000,
+        start: Time::ZERO,
+        dport: 1,
+    }];
+    let cfg = SimConfig::new(topo.clone(), flows.clone());
+    assert_eq!(Partitioned::new(cfg.clone(), 2).expect("valid").parts(), 2);
+    let mut fail_fast = cfg.clone();
+    fail_fast.record.fail_on_lossless_drop = true;
+    assert_eq!(Partitioned::new(fail_fast, 2).expect("valid").parts(), 1);
+    for l in &mut topo.links {
+        l.delay = Time::ZERO;
+    }
+    let zero = SimConfig::new(topo, flows);
+    assert_eq!(split(&zero.topology, 2).lookahead, Time::ZERO);
+    let sim = Partitioned::new(zero.clone(), 2).expect("valid");
+    assert_eq!(sim.parts(), 1);
+    let mut link = cfg.topology.links[0].clone();
+    (link.a, link.b) = (NodeId(0), NodeId(1));
+    let alone = Topology {
+        nodes: vec![NodeKind::Host, NodeKind::Switch],
+        links: vec![link],
+    };
+    assert_eq!(split(&alone, 4).parts, 1);
+    assert_eq!(
+        fingerprint(sim.run()),
+        fingerprint(Simulation::new(zero).expect("valid").run())
+    );
+}
+
+/// A run with no flows (only samples until its stop time) in parts as in one: the run's
+/// own events, which every part handles, are counted once.
+#[test]
+fn no_flows() {
+    let topo = builders::fat_tree(4, RATE, Time::from_us(1)).expect("fat tree");
+    let mut cfg = SimConfig::new(topo, Vec::new());
+    cfg.record.sample_interval = Some(Time::from_us(1));
+    cfg.stop_time = Some(Time::from_us(5));
+    let (parts, r) = run_parts(&cfg, 2);
+    assert_eq!(parts, 2);
+    assert_eq!(r.stop_reason, Some(StopReason::StopTime));
+    // Samples at 0 to 4 µs, then the stop: at 5 µs it comes before the sample, having
+    // been scheduled first by the same creator (the run).
+    assert_eq!(r.events, 6);
+    assert_eq!(
+        fingerprint(r),
+        fingerprint(Simulation::new(cfg).expect("valid").run())
+    );
+}
