@@ -50,7 +50,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let parts = sim.parts();
     let setup = load_start.elapsed();
     let t0 = Instant::now();
-    let results = sim.run();
+    let mut sim = sim;
+    sim.run_until(headroom_mech::units::Time::MAX);
+    let per_part = sim.part_events();
+    let results = sim.finish();
     let wall = t0.elapsed().as_secs_f64();
     let finished = results.flows.iter().filter(|f| f.finish.is_some()).count();
     let rss = peak_rss();
@@ -73,6 +76,13 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         );
         println!("setup           {:.3} s", setup.as_secs_f64());
         println!("threads         {parts}");
+        if parts > 1 {
+            let shares: Vec<String> = per_part
+                .iter()
+                .map(|&e| format!("{:.1} %", e as f64 * 100.0 / results.events.max(1) as f64))
+                .collect();
+            println!("events per part {}", shares.join(", "));
+        }
         println!("wall            {wall:.3} s");
         println!("events/s        {:.2} M", eps / 1e6);
         match rss {

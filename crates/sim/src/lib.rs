@@ -8,7 +8,8 @@
 //!   into a `SimConfig`, with errors that name the file, field and reason;
 //! - [`engine`]: events and the `(time, key)`-ordered queue;
 //! - [`routing`]: shortest paths and the deterministic ECMP hash;
-//! - [`net`]: ports/links, switches, hosts: the state the events act on;
+//! - [`net`]: ports/links, switches, hosts: the state the events act on, and the driver
+//!   that runs a network as parts on several threads (`net::parallel`);
 //! - [`results`], [`output`]: what a run produces, and the files it is written to.
 //!
 //! Determinism: the same `SimConfig` (seed included) produces identical results. Every

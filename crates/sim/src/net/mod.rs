@@ -9,6 +9,8 @@
 //!   among the non-paused queues; serialization and propagation.
 //! - [`switch`]: forwarding, MMU admission/release, PFC generation, ECN marking.
 //! - [`host`]: the RDMA NIC: flow scheduling and pacing, ACK/NACK/CNP, go-back-N, CC.
+//! - [`parallel`]: a run split into parts that advance on several threads, with the results
+//!   of one simulation.
 //!
 //! Invariants checked by [`Simulation::check_invariants`]: payload bytes sent = delivered +
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the

@@ -218,6 +218,12 @@ impl Partitioned {
         self.parts.len()
     }
 
+    /// Events each part has handled (the run's own ones in every part): how evenly the
+    /// work is shared.
+    pub fn part_events(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| lock(p).events).collect()
+    }
+
     /// Simulated time reached.
     pub fn now(&self) -> Time {
         self.parts
