@@ -148,6 +148,12 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let cfg = p.config.clone();
     let threads = a.threads.map_or_else(default_threads, usize::from);
     let mut sim = Partitioned::new(p.config, threads).map_err(|e| miette!("{}: {e}", p.name))?;
+    if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
+        eprintln!(
+            "note: runs on one thread (a run that fails on its first lossless drop, a network \
+             with one host, or parts that a zero-delay link would join cannot be split)"
+        );
+    }
 
     let started = Instant::now();
     let horizon = cfg

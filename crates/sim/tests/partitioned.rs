@@ -87,7 +87,8 @@ fn scenario(seed: u64) -> SimConfig {
     }
     let mut cfg = SimConfig::new(topo, flows);
     cfg.seed = d.next();
-    cfg.switch.buffer_bytes = 400_000 + d.below(2_000_000);
+    // Above every topology's headroom reservations (at most about 0.6 MB here).
+    cfg.switch.buffer_bytes = 1_000_000 + d.below(2_000_000);
     if d.chance(50) {
         cfg.host.cc = CcConfig::None;
     }

@@ -508,7 +508,11 @@ impl Simulation {
                     self.events += 1;
                     self.dispatch(s.event);
                 }
-                None if self.queue.is_empty() => self.stop = Some(StopReason::Idle),
+                // A part of a partitioned run may run dry while frames are on their way to
+                // it: only the driver, seeing every part, knows the run is idle.
+                None if self.queue.is_empty() && self.node_part.is_empty() => {
+                    self.stop = Some(StopReason::Idle);
+                }
                 None => return false,
             }
         }

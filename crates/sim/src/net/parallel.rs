@@ -34,8 +34,9 @@ use crate::routing;
 use crate::topology::{NodeKind, Topology};
 use headroom_mech::units::Time;
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// A frame travelling from one part to another.
 #[derive(Clone, Copy, Debug)]
@@ -142,6 +143,69 @@ pub struct Partitioned {
     threads: usize,
     total_flows: usize,
     stop: Option<StopReason>,
+    pace: Pace,
+}
+
+/// Whether the windows run on all threads or one after the other on the calling thread.
+///
+/// The results are the same either way; the speed is not. On a machine whose cores are
+/// busy with other work, threads that meet every window wait for each other far longer
+/// than the window's work takes, and one thread is faster. So the run measures: of every
+/// [`Pace::CYCLE`] blocks of [`Pace::BLOCK`] windows, the first runs in parallel, the
+/// second serially, the rest the way that handled more events per second.
+#[derive(Debug)]
+struct Pace {
+    /// Windows handled in the current block.
+    windows: u32,
+    /// Block number within the cycle.
+    block: u32,
+    /// When the current block started, and the events handled until then.
+    since: Option<(std::time::Instant, u64)>,
+    /// Events per second of the last serial and parallel blocks.
+    rate: [f64; 2],
+}
+
+impl Pace {
+    const BLOCK: u32 = 32;
+    /// Long enough that probing the slower way costs a few percent.
+    const CYCLE: u32 = 64;
+
+    fn new() -> Self {
+        Pace {
+            windows: 0,
+            block: 0,
+            since: None,
+            rate: [0.0; 2],
+        }
+    }
+
+    /// Whether the next window runs in parallel.
+    fn parallel(&self) -> bool {
+        match self.block {
+            0 => true,
+            1 => false,
+            _ => self.rate[1] >= self.rate[0],
+        }
+    }
+
+    /// A window ended with `events` handled in all.
+    fn window_done(&mut self, events: u64) {
+        let now = std::time::Instant::now();
+        let Some((start, before)) = self.since else {
+            self.since = Some((now, events));
+            return;
+        };
+        self.windows += 1;
+        if self.windows < Self::BLOCK {
+            return;
+        }
+        let secs = now.duration_since(start).as_secs_f64().max(1e-9);
+        let parallel = self.parallel();
+        self.rate[usize::from(parallel)] = (events - before) as f64 / secs;
+        self.windows = 0;
+        self.block = (self.block + 1) % Self::CYCLE;
+        self.since = Some((now, events));
+    }
 }
 
 /// What the threads do next.
@@ -159,21 +223,86 @@ enum Step {
 /// The threads' meeting point: the coordinator publishes a step and bumps `generation`;
 /// each helper does its parts' share and counts itself in `done`.
 struct Crew {
-    generation: AtomicU64,
-    done: AtomicUsize,
+    generation: Signal,
+    done: Signal,
     step: Mutex<Step>,
+    /// A helper's panic, for the coordinator to raise (a helper that panicked still
+    /// counts itself done, so nobody waits for it forever).
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
-/// Waits (spinning, then yielding) until `ready()`.
-fn wait_until(ready: impl Fn() -> bool) {
-    let mut spins = 0u32;
-    while !ready() {
-        if spins < 2_000 {
-            spins += 1;
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
+/// A counter one thread advances and others wait on: a waiter spins briefly (the parts of
+/// a window usually finish within microseconds of each other), then sleeps, so that a
+/// machine with fewer free cores than threads is not spent spinning.
+struct Signal {
+    value: AtomicU64,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl Signal {
+    /// Spins before sleeping (tens of microseconds).
+    const SPINS: u32 = 20_000;
+
+    fn new() -> Self {
+        Signal {
+            value: AtomicU64::new(0),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
         }
+    }
+
+    fn get(&self) -> u64 {
+        self.value.load(Ordering::SeqCst)
+    }
+
+    /// Sets the value and wakes the sleepers.
+    fn set(&self, v: u64) {
+        self.value.store(v, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// Adds one to the value and wakes the sleepers.
+    fn bump(&self) {
+        self.value.fetch_add(1, Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    fn wake_sleepers(&self) {
+        // A waiter registers under the lock before its last look at the value, so either it
+        // sees the new value or it is counted here, and the notification waits for the lock
+        // it releases only when asleep.
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _held = lock(&self.lock);
+            self.wake.notify_all();
+        }
+    }
+
+    /// Waits until `ready(value)`; returns the value.
+    fn wait(&self, ready: impl Fn(u64) -> bool) -> u64 {
+        for _ in 0..Self::SPINS {
+            let v = self.get();
+            if ready(v) {
+                return v;
+            }
+            std::hint::spin_loop();
+        }
+        let mut held = lock(&self.lock);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let v = loop {
+            let v = self.get();
+            if ready(v) {
+                break v;
+            }
+            held = match self.wake.wait(held) {
+                Ok(g) => g,
+                Err(poisoned) => panic!("a simulation thread panicked: {poisoned}"),
+            };
+        };
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        v
     }
 }
 
@@ -210,6 +339,7 @@ impl Partitioned {
             threads: threads.clamp(1, n),
             total_flows,
             stop: None,
+            pace: Pace::new(),
         })
     }
 
@@ -284,20 +414,31 @@ impl Partitioned {
             return true;
         }
         let crew = Crew {
-            generation: AtomicU64::new(0),
-            done: AtomicUsize::new(0),
+            generation: Signal::new(),
+            done: Signal::new(),
             step: Mutex::new(Step::Quit),
+            panic: Mutex::new(None),
         };
+        let mut pace = std::mem::replace(&mut self.pace, Pace::new());
+        // A new call starts a new block: the time between calls is not the run's.
+        pace.since = None;
         let this = &*self;
         let (ended, stop) = std::thread::scope(|scope| {
             for t in 1..this.threads {
                 let crew = &crew;
                 scope.spawn(move || this.helper(crew, t));
             }
-            let out = this.coordinate(&crew, limit);
-            this.order(&crew, Step::Quit);
-            out
+            let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                this.coordinate(&crew, limit, &mut pace)
+            }));
+            // Always release the helpers, or the scope would wait for them forever.
+            this.order(&crew, Step::Quit, true);
+            match out {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
         });
+        self.pace = pace;
         self.stop = stop;
         ended
     }
@@ -312,28 +453,40 @@ impl Partitioned {
     fn helper(&self, crew: &Crew, t: usize) {
         let mut seen = 0;
         loop {
-            wait_until(|| crew.generation.load(Ordering::Acquire) != seen);
-            seen = crew.generation.load(Ordering::Acquire);
+            seen = crew.generation.wait(|g| g != seen);
             let step = lock(&crew.step).clone();
             if matches!(step, Step::Quit) {
                 return;
             }
-            self.share(&step, t);
-            crew.done.fetch_add(1, Ordering::AcqRel);
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| self.share(&step, t)))
+            {
+                lock(&crew.panic).get_or_insert(panic);
+            }
+            crew.done.bump();
         }
     }
 
-    /// Publishes `step`, does the coordinator's share, and waits for the helpers'.
-    fn order(&self, crew: &Crew, step: Step) {
+    /// Publishes `step`, does the coordinator's share, and waits for the helpers'; or, not
+    /// `parallel`, does every thread's share here.
+    fn order(&self, crew: &Crew, step: Step, parallel: bool) {
+        if !parallel {
+            for t in 0..self.threads {
+                self.share(&step, t);
+            }
+            return;
+        }
         *lock(&crew.step) = step.clone();
-        crew.done.store(0, Ordering::Release);
-        crew.generation.fetch_add(1, Ordering::AcqRel);
+        crew.done.set(0);
+        crew.generation.bump();
         if matches!(step, Step::Quit) {
             return;
         }
         self.share(&step, 0);
         let helpers = self.threads - 1;
-        wait_until(|| crew.done.load(Ordering::Acquire) == helpers);
+        crew.done.wait(|d| d == helpers as u64);
+        if let Some(panic) = lock(&crew.panic).take() {
+            std::panic::resume_unwind(panic);
+        }
     }
 
     /// Thread `t`'s share of `step`: parts `t`, `t + threads`, ...
@@ -366,9 +519,11 @@ impl Partitioned {
     }
 
     /// The windows, from the coordinating thread. Returns whether the run ended, and why.
-    fn coordinate(&self, crew: &Crew, limit: Time) -> (bool, Option<StopReason>) {
+    fn coordinate(&self, crew: &Crew, limit: Time, pace: &mut Pace) -> (bool, Option<StopReason>) {
         let n = self.parts.len();
         loop {
+            pace.window_done(self.events());
+            let parallel = pace.parallel();
             let next = self
                 .parts
                 .iter()
@@ -396,7 +551,7 @@ impl Partitioned {
                 .iter()
                 .map(|&l| l.then_some((last, u64::MAX)))
                 .collect();
-            self.order(crew, Step::Run(first));
+            self.order(crew, Step::Run(first), parallel);
             let finished: usize = self.parts.iter().map(|p| lock(p).finished_flows).sum();
             let all_done = self.total_flows > 0 && finished == self.total_flows;
             let mut done_at = Vec::with_capacity(n);
@@ -438,9 +593,9 @@ impl Partitioned {
                 })
                 .collect();
             if second.iter().any(Option::is_some) {
-                self.order(crew, Step::Run(second));
+                self.order(crew, Step::Run(second), parallel);
             }
-            self.order(crew, Step::Collect);
+            self.order(crew, Step::Collect, parallel);
             if let Some((t, _)) = end {
                 let reason = if all_done {
                     StopReason::AllFlowsDone
@@ -546,5 +701,53 @@ impl Partitioned {
         all.end_time = now;
         all.sort_records();
         all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A waiter past its spins sleeps and is woken by `set` and `bump`, never missing one.
+    #[test]
+    fn signal_wakes_sleepers() {
+        let s = Signal::new();
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let a = s.wait(|v| v >= 1);
+                let b = s.wait(|v| v >= 3);
+                (a, b)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            s.set(1);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            s.bump();
+            s.bump();
+            let (a, b) = waiter.join().expect("waiter");
+            assert!(a >= 1 && b == 3, "{a} {b}");
+        });
+        assert_eq!(s.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    /// Of each cycle the first block runs in parallel, the second serially, the rest the
+    /// faster way.
+    #[test]
+    fn pace_probes_both_ways_then_keeps_the_faster() {
+        let mut p = Pace::new();
+        assert!(p.parallel());
+        p.rate = [2.0, 1.0];
+        p.block = 2;
+        assert!(!p.parallel(), "serial measured faster");
+        p.rate = [1.0, 2.0];
+        assert!(p.parallel());
+        p.block = 1;
+        assert!(!p.parallel(), "the serial probe");
+        let mut events = 0;
+        for _ in 0..=Pace::BLOCK {
+            events += 100;
+            p.window_done(events);
+        }
+        assert_eq!(p.block, 2, "one block of windows moves to the next block");
+        assert!(p.rate[0] > 0.0);
     }
 }
