@@ -541,40 +541,66 @@ impl Simulation {
         }
     }
 
+    /// Handles `ev`, with the port it concerns (for the run's own events: the run) as the
+    /// creator of whatever it schedules.
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
-        self.creator = match ev {
-            Event::FrameStart { port, .. }
-            | Event::Arrive { port, .. }
-            | Event::Wake { port }
-            | Event::PfcRefresh { port, .. } => port,
-            Event::FlowStart { flow } | Event::CcTimer { flow } | Event::Rto { flow } => {
-                self.flows[flow as usize].src_port
-            }
-            Event::NicDrain { host } => self.hosts[host as usize].port,
-            Event::LinkDown { .. } | Event::Sample | Event::Stop => {
-                self.run_events += 1;
-                self.run_creator()
-            }
-        };
         match ev {
-            Event::FrameStart { port, pkt } => self.frame_start(port, pkt),
-            Event::Arrive { port, pkt } => self.arrive(port, pkt),
+            Event::FrameStart { port, pkt } => {
+                self.creator = port;
+                self.frame_start(port, pkt);
+            }
+            Event::Arrive { port, pkt } => {
+                self.creator = port;
+                self.arrive(port, pkt);
+            }
             Event::Wake { port } => {
+                self.creator = port;
                 let p = &mut self.ports[port as usize];
                 if p.wake_at == self.now {
                     p.wake_at = Time::MAX;
                 }
                 self.try_send(port);
             }
-            Event::FlowStart { flow } => self.start_flow(flow),
-            Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
-            Event::CcTimer { flow } => self.cc_timer(flow),
-            Event::Rto { flow } => self.rto(flow),
-            Event::NicDrain { host } => self.nic_drain(host),
-            Event::LinkDown { failure } => self.link_down(failure),
-            Event::Sample => self.sample(),
-            Event::Stop => self.stop = Some(StopReason::StopTime),
+            Event::PfcRefresh { port, prio } => {
+                self.creator = port;
+                self.pfc_refresh(port, prio);
+            }
+            Event::FlowStart { flow } => {
+                self.creator = self.flows[flow as usize].src_port;
+                self.start_flow(flow);
+            }
+            Event::CcTimer { flow } => {
+                self.creator = self.flows[flow as usize].src_port;
+                self.cc_timer(flow);
+            }
+            Event::Rto { flow } => {
+                self.creator = self.flows[flow as usize].src_port;
+                self.rto(flow);
+            }
+            Event::NicDrain { host } => {
+                self.creator = self.hosts[host as usize].port;
+                self.nic_drain(host);
+            }
+            Event::LinkDown { failure } => {
+                self.run_event();
+                self.link_down(failure);
+            }
+            Event::Sample => {
+                self.run_event();
+                self.sample();
+            }
+            Event::Stop => {
+                self.run_event();
+                self.stop = Some(StopReason::StopTime);
+            }
         }
+    }
+
+    /// One of the run's own events is being handled.
+    fn run_event(&mut self) {
+        self.run_events += 1;
+        self.creator = self.run_creator();
     }
 
     /// The first bit of a frame reached switch port `port`. Link errors are decided here: a
