@@ -15,7 +15,8 @@
 //! Invariants: counting reads the state and never changes it (no event, no random draw), so
 //! the run's dynamics are the same with or without it; a pause episode is counted once, when
 //! decided, whatever its refreshes; it is judged once, when its first frame arrives (a
-//! frame lost to a link failure leaves its episode unjudged, not a victim).
+//! frame lost to a link failure, or still on the wire when the run ends, leaves its episode
+//! unjudged, not a victim).
 
 use super::{Simulation, Slot};
 use headroom_mech::PRIORITIES;
