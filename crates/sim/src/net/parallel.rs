@@ -151,9 +151,13 @@ pub struct Partitioned {
 ///
 /// The results are the same either way; the speed is not. On a machine whose cores are
 /// busy with other work, threads that meet every window wait for each other far longer
-/// than the window's work takes, and one thread is faster. So the run measures: of every
-/// [`Pace::CYCLE`] blocks of [`Pace::BLOCK`] windows, the first runs in parallel, the
-/// second serially, the rest the way that handled more events per second.
+/// than the window's work takes, and one thread is faster. So the run measures, in blocks
+/// of [`Pace::BLOCK`] windows: each cycle starts with three probe blocks (parallel, serial,
+/// parallel), then runs serially only if the serial block handled [`Pace::MARGIN`] times
+/// more events per second than both parallel ones (the traffic changes from block to
+/// block too, and on a free machine the parallel way is about twice as fast). A cycle is
+/// [`Pace::CYCLE`] blocks, a quarter of that when running serially, so that a machine that
+/// frees up is noticed soon.
 #[derive(Debug)]
 struct Pace {
     /// Windows handled in the current block.
@@ -162,30 +166,35 @@ struct Pace {
     block: u32,
     /// When the current block started, and the events handled until then.
     since: Option<(std::time::Instant, u64)>,
-    /// Events per second of the last serial and parallel blocks.
-    rate: [f64; 2],
+    /// Events per second of this cycle's probe blocks.
+    rate: [f64; 3],
+    /// The probes chose the serial way.
+    serial: bool,
 }
 
 impl Pace {
     const BLOCK: u32 = 32;
     /// Long enough that probing the slower way costs a few percent.
     const CYCLE: u32 = 64;
+    /// How much faster the serial probe must have been to run serially.
+    const MARGIN: f64 = 1.25;
 
     fn new() -> Self {
         Pace {
             windows: 0,
             block: 0,
             since: None,
-            rate: [0.0; 2],
+            rate: [0.0; 3],
+            serial: false,
         }
     }
 
     /// Whether the next window runs in parallel.
     fn parallel(&self) -> bool {
         match self.block {
-            0 => true,
+            0 | 2 => true,
             1 => false,
-            _ => self.rate[1] >= self.rate[0],
+            _ => !self.serial,
         }
     }
 
@@ -201,10 +210,19 @@ impl Pace {
             return;
         }
         let secs = now.duration_since(start).as_secs_f64().max(1e-9);
-        let parallel = self.parallel();
-        self.rate[usize::from(parallel)] = (events - before) as f64 / secs;
+        if let Some(r) = self.rate.get_mut(self.block as usize) {
+            *r = (events - before) as f64 / secs;
+        }
+        if self.block == 2 {
+            self.serial = self.rate[1] > Self::MARGIN * self.rate[0].max(self.rate[2]);
+        }
+        let cycle = if self.serial {
+            Self::CYCLE / 4
+        } else {
+            Self::CYCLE
+        };
         self.windows = 0;
-        self.block = (self.block + 1) % Self::CYCLE;
+        self.block = (self.block + 1) % cycle;
         self.since = Some((now, events));
     }
 }
@@ -730,25 +748,38 @@ mod tests {
         assert_eq!(s.sleepers.load(Ordering::SeqCst), 0);
     }
 
-    /// Of each cycle the first block runs in parallel, the second serially, the rest the
-    /// faster way.
+    /// Each cycle probes parallel, serial, parallel, then runs serially only if the serial
+    /// probe beat both parallel ones by the margin.
     #[test]
     fn pace_probes_both_ways_then_keeps_the_faster() {
         let mut p = Pace::new();
-        assert!(p.parallel());
-        p.rate = [2.0, 1.0];
-        p.block = 2;
-        assert!(!p.parallel(), "serial measured faster");
-        p.rate = [1.0, 2.0];
-        assert!(p.parallel());
-        p.block = 1;
-        assert!(!p.parallel(), "the serial probe");
         let mut events = 0;
-        for _ in 0..=Pace::BLOCK {
-            events += 100;
-            p.window_done(events);
-        }
-        assert_eq!(p.block, 2, "one block of windows moves to the next block");
-        assert!(p.rate[0] > 0.0);
+        let mut block = |p: &mut Pace, per_window: u64| {
+            let parallel = p.parallel();
+            for _ in 0..Pace::BLOCK {
+                events += per_window;
+                p.window_done(events);
+            }
+            parallel
+        };
+        block(&mut p, 0); // the first call only starts the clock
+        p.windows = 0;
+        assert_eq!(p.block, 0);
+        assert!(block(&mut p, 1_000));
+        assert!(!block(&mut p, 1_000));
+        assert!(block(&mut p, 1_000));
+        assert_eq!(p.block, 3);
+        // Rates measured with the same work per window: equal within the margin.
+        assert!(!p.serial, "{:?}", p.rate);
+        assert!(p.parallel());
+        p.rate = [1.0, 2.0, 1.5];
+        p.block = 2;
+        p.serial = p.rate[1] > Pace::MARGIN * p.rate[0].max(p.rate[2]);
+        assert!(p.serial);
+        p.block = 3;
+        assert!(!p.parallel(), "serial beat both parallel probes");
+        p.rate = [1.0, 2.0, 1.7];
+        p.serial = p.rate[1] > Pace::MARGIN * p.rate[0].max(p.rate[2]);
+        assert!(p.parallel(), "not by the margin over the second probe");
     }
 }
