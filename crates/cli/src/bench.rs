@@ -46,11 +46,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let threads = a
         .threads
         .map_or_else(crate::run::default_threads, usize::from);
-    let sim = Partitioned::new(run.config, threads).map_err(|e| miette!("{e}"))?;
+    let mut sim = Partitioned::new(run.config, threads).map_err(|e| miette!("{e}"))?;
     let parts = sim.parts();
     let setup = load_start.elapsed();
     let t0 = Instant::now();
-    let mut sim = sim;
     sim.run_until(headroom_mech::units::Time::MAX);
     let per_part = sim.part_events();
     let results = sim.finish();

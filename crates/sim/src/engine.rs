@@ -131,14 +131,6 @@ pub trait EventQueue {
     fn pop(&mut self) -> Option<Scheduled>;
     /// The time of the earliest event (may reorganize the queue, hence `&mut`).
     fn peek_time(&mut self) -> Option<Time>;
-    /// Removes and returns the earliest event if it happens at or before `limit`.
-    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
-        if self.peek_time()? <= limit {
-            self.pop()
-        } else {
-            None
-        }
-    }
     /// Number of pending events.
     fn len(&self) -> usize;
     /// Whether no event is pending.
@@ -486,17 +478,6 @@ impl EventQueue for CalendarQueue {
 
     fn pop(&mut self) -> Option<Scheduled> {
         if !self.settle() {
-            return None;
-        }
-        self.take()
-    }
-
-    fn pop_until(&mut self, limit: Time) -> Option<Scheduled> {
-        if !self.settle() {
-            return None;
-        }
-        let &(key, _) = self.current.last()?;
-        if self.unkey(self.cur, key).0 > limit {
             return None;
         }
         self.take()

@@ -430,6 +430,16 @@ impl Simulation {
         self.queue.push(r.time, r.key, event);
     }
 
+    /// This part's events, counting the run's own events (which every part handles) only
+    /// in part 0, so that the parts' counts add up to a whole run's.
+    fn events_once(&self) -> u64 {
+        if self.part == 0 {
+            self.events
+        } else {
+            self.events - self.run_events
+        }
+    }
+
     /// The creator id of the run's own events (stop, samples, flow starts, failures): one
     /// past the last port, so that they come after the ports' events at equal times.
     fn run_creator(&self) -> u32 {

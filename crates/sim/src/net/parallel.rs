@@ -384,18 +384,7 @@ impl Partitioned {
 
     /// Events processed so far (the run's own events, which every part handles, once).
     pub fn events(&self) -> u64 {
-        self.parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let p = lock(p);
-                if i == 0 {
-                    p.events
-                } else {
-                    p.events - p.run_events
-                }
-            })
-            .sum()
+        self.parts.iter().map(|p| lock(p).events_once()).sum()
     }
 
     /// Flows finished so far, and the total.
@@ -571,17 +560,18 @@ impl Partitioned {
                 .map(|&l| l.then_some((last, u64::MAX)))
                 .collect();
             self.order(crew, Step::Run(first), parallel);
-            let finished: usize = self.parts.iter().map(|p| lock(p).finished_flows).sum();
-            let all_done = self.total_flows > 0 && finished == self.total_flows;
+            let mut finished = 0;
             let mut done_at = Vec::with_capacity(n);
             let mut stop_at = None;
             for p in &self.parts {
                 let mut p = lock(p);
+                finished += p.finished_flows;
                 done_at.push(p.done_at.take());
                 if p.stop == Some(StopReason::StopTime) {
                     stop_at = Some((p.now, p.cur_key));
                 }
             }
+            let all_done = self.total_flows > 0 && finished == self.total_flows;
             // Where the run ends, if it ends in this window: the event that finished the
             // last flow, or the stop time.
             let end = if all_done {
@@ -661,11 +651,9 @@ impl Partitioned {
             })
             .collect();
         let now = parts.iter().map(|p| p.now).max().unwrap_or(Time::ZERO);
-        let mut results = parts.into_iter().enumerate().map(|(i, mut p)| {
+        let mut results = parts.into_iter().map(|mut p| {
             p.now = now;
-            if i > 0 {
-                p.events -= p.run_events;
-            }
+            p.events = p.events_once();
             p.finish()
         });
         let Some(mut all) = results.next() else {
@@ -683,20 +671,18 @@ impl Partitioned {
                 }
             }
             for (a, b) in all.ports.iter_mut().zip(r.ports) {
-                let victims = a.victim_pauses;
-                let port_victims = a.port_victim_pauses;
-                if part(b.node) == i {
-                    *a = b.clone();
-                    for (v, w) in a.victim_pauses.iter_mut().zip(victims) {
-                        *v += w;
-                    }
-                    a.port_victim_pauses += port_victims;
-                } else {
-                    for (v, w) in a.victim_pauses.iter_mut().zip(b.victim_pauses) {
-                        *v += w;
-                    }
-                    a.port_victim_pauses += b.port_victim_pauses;
+                // A port's statistics are its owner's, except its victim pauses: they are
+                // judged where its PAUSE frames arrive, in any part.
+                let mut victims = a.victim_pauses;
+                for (v, w) in victims.iter_mut().zip(b.victim_pauses) {
+                    *v += w;
                 }
+                let port_victims = a.port_victim_pauses + b.port_victim_pauses;
+                if part(b.node) == i {
+                    *a = b;
+                }
+                a.victim_pauses = victims;
+                a.port_victim_pauses = port_victims;
             }
             for (a, b) in all.switches.iter_mut().zip(r.switches) {
                 if part(b.node) == i {
