@@ -58,7 +58,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let rss = peak_rss();
     let eps = results.events as f64 / wall.max(1e-9);
     if a.json {
-        println!(
+        outln!(
             "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
@@ -66,27 +66,27 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into())
         );
     } else {
-        println!("hosts           {hosts}");
-        println!("flows           {flows} ({finished} finished)");
-        println!("events          {}", results.events);
-        println!(
+        outln!("hosts           {hosts}");
+        outln!("flows           {flows} ({finished} finished)");
+        outln!("events          {}", results.events);
+        outln!(
             "simulated       {:.3} ms",
             results.end_time.as_secs_f64() * 1e3
         );
-        println!("setup           {:.3} s", setup.as_secs_f64());
-        println!("threads         {parts}");
+        outln!("setup           {:.3} s", setup.as_secs_f64());
+        outln!("threads         {parts}");
         if parts > 1 {
             let shares: Vec<String> = per_part
                 .iter()
                 .map(|&e| format!("{:.1} %", e as f64 * 100.0 / results.events.max(1) as f64))
                 .collect();
-            println!("events per part {}", shares.join(", "));
+            outln!("events per part {}", shares.join(", "));
         }
-        println!("wall            {wall:.3} s");
-        println!("events/s        {:.2} M", eps / 1e6);
+        outln!("wall            {wall:.3} s");
+        outln!("events/s        {:.2} M", eps / 1e6);
         match rss {
-            Some(r) => println!("peak RSS        {:.1} MB", r as f64 / 1e6),
-            None => println!("peak RSS        unknown (no /proc/self/status)"),
+            Some(r) => outln!("peak RSS        {:.1} MB", r as f64 / 1e6),
+            None => outln!("peak RSS        unknown (no /proc/self/status)"),
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -261,8 +261,8 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
     };
     crate::plots::write_bar_chart(&out, "burst_absorbed", &bars).map_err(|e| miette!("{e}"))?;
     if !a.quiet {
-        print!("{table}");
-        println!("outputs in {}", out.display());
+        out!("{table}");
+        outln!("outputs in {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -343,8 +343,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?;
     }
     if !a.quiet {
-        print!("{table}");
-        println!("outputs in {}", out.display());
+        out!("{table}");
+        outln!("outputs in {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
 }

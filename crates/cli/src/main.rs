@@ -9,6 +9,9 @@
 //! Errors are rendered with miette (file, line, field and reason) and exit with code 2;
 //! a run that ends with lossless drops when told to fail on them exits with code 3.
 
+#[macro_use]
+mod console;
+
 mod bench;
 mod burst;
 mod compare;
@@ -59,9 +62,12 @@ fn main() -> ExitCode {
         Command::Sonic(a) => sonic::run(a),
     };
     match result {
-        Ok(code) => code,
+        Ok(code) => {
+            console::flush_stdout();
+            code
+        }
         Err(report) => {
-            eprintln!("{report:?}");
+            errln!("{report:?}");
             ExitCode::from(2)
         }
     }

@@ -158,13 +158,13 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
             "shp_pool_bytes": shp_pool,
             "schemes": rows,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&doc).map_err(|e| miette!("{e}"))?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{} ports x {} lossless queues at {}, one-way delay {}, buffer {:.2} MB, alpha {}",
         a.ports,
         a.lossless,
@@ -173,11 +173,12 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
         a.buffer.0 as f64 / 1e6,
         a.alpha
     );
-    println!(
+    outln!(
         "eta ({} formula) = {eta} B; SHP pool (ratio {}) = {shp_pool} B\n",
-        a.formula, a.shp_ratio
+        a.formula,
+        a.shp_ratio
     );
-    println!(
+    outln!(
         "{:<6} {:>16} {:>14} {:>9} {:>18} {:>20}",
         "scheme",
         "headroom reserved",
@@ -188,7 +189,7 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
     );
     for r in &rows {
         let mb = |k: &str| r[k].as_u64().unwrap_or(0) as f64 / 1e6;
-        println!(
+        outln!(
             "{:<6} {:>13.3} MB {:>11.3} MB {:>8.1}% {:>15.3} MB {:>17.3} MB",
             r["scheme"].as_str().unwrap_or(""),
             mb("headroom_reserved_bytes"),

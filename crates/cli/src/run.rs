@@ -97,7 +97,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
     if let Some(path) = &a.hpcc_config {
         let run = hpcc_config::load(path).map_err(|e| miette!("{e}"))?;
         for n in &run.notes {
-            eprintln!("note: {n}");
+            errln!("note: {n}");
         }
         let name = path.file_stem().map(|s| s.to_string_lossy().to_string());
         return Ok(Prepared {
@@ -149,7 +149,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let threads = a.threads.map_or_else(default_threads, usize::from);
     let mut sim = Partitioned::new(p.config, threads).map_err(|e| miette!("{}: {e}", p.name))?;
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
-        eprintln!(
+        errln!(
             "note: runs on one thread (a run that fails on its first lossless drop, a network \
              with one host, or parts that a zero-delay link would join cannot be split)"
         );
@@ -223,8 +223,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         );
     }
     if !a.quiet {
-        println!("{}", output::summary_table(&summary));
-        println!(
+        outln!("{}", output::summary_table(&summary));
+        outln!(
             "{} events in {:.2} s wall ({:.2} M events/s), simulated {:.3} ms; outputs in {}",
             results.events,
             wall.as_secs_f64(),
@@ -234,14 +234,18 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         );
     }
     if let Some(StopReason::LosslessDrop(d)) = &results.stop_reason {
-        eprintln!(
+        errln!(
             "error: lossless drop at {} on switch {} port {} priority {} ({})",
-            d.time, d.node, d.port, d.prio, d.cause
+            d.time,
+            d.node,
+            d.port,
+            d.prio,
+            d.cause
         );
         return Ok(ExitCode::from(3));
     }
     if !results.lossless_drops.is_empty() {
-        eprintln!(
+        errln!(
             "warning: {} lossless drops (first at {} on switch {} port {} priority {})",
             results.lossless_drops.len(),
             results.lossless_drops[0].time,

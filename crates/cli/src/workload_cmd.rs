@@ -64,12 +64,12 @@ pub fn run(a: WorkloadArgs) -> Result<ExitCode> {
     .map_err(|e| miette!("{e}"))?;
     let text = hpcc_flows::write(&flows);
     if a.output == "-" {
-        print!("{text}");
+        out!("{text}");
     } else {
         std::fs::write(&a.output, text)
             .into_diagnostic()
             .wrap_err_with(|| format!("writing {}", a.output))?;
-        eprintln!("wrote {} flows to {}", flows.len(), a.output);
+        errln!("wrote {} flows to {}", flows.len(), a.output);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -112,7 +112,7 @@ pub fn run(a: &BufmgrdArgs) -> Result<ExitCode> {
             ..BenchOptions::default()
         })
         .map_err(|e| SonicError::new(format!("benchmark: {e}")))?;
-        println!("{report}");
+        outln!("{report}");
         return Ok(ExitCode::SUCCESS);
     }
     let Some(url) = &a.redis else {

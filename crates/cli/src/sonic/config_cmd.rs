@@ -427,7 +427,7 @@ pub fn run(a: &ConfigArgs) -> Result<ExitCode> {
             live::write_config(&source, &raw, &ctx.doc.db, &ctx.doc.touched)?;
         }
     }
-    println!("{label}: {summary}");
+    outln!("{label}: {summary}");
     Ok(ExitCode::SUCCESS)
 }
 

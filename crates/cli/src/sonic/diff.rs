@@ -448,9 +448,9 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     let after = plan::compute(&new, a.model)?;
     let d = PlanDiff::new(&before, &after);
     if a.json {
-        print!("{}", json_text(&to_json(&d)));
+        out!("{}", json_text(&to_json(&d)));
     } else {
-        print!("{}", to_text(&d));
+        out!("{}", to_text(&d));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -134,7 +134,7 @@ pub fn run(a: SonicArgs) -> miette::Result<ExitCode> {
     match result {
         Ok(code) => Ok(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             Ok(ExitCode::from(2))
         }
     }

@@ -113,7 +113,7 @@ pub fn run(a: &PlanArgs) -> Result<ExitCode> {
         .and_then(|d| d.buffer_model.as_deref())
         .filter(|m| *m != "dynamic")
     {
-        eprintln!(
+        errln!(
             "warning: DEVICE_METADATA|localhost.buffer_model is {m:?}; planning as the dynamic \
              buffer model"
         );
@@ -126,8 +126,8 @@ pub fn run(a: &PlanArgs) -> Result<ExitCode> {
     write_atomically(&appl_path, &db_text(&appl_db(&planned)))?;
     write_atomically(&state_path, &db_text(&state_db(&loaded, &planned)))?;
     if !a.quiet {
-        print!("{}", super::show::plan_view(&loaded, &planned));
-        println!("Wrote {} and {}", appl_path.display(), state_path.display());
+        out!("{}", super::show::plan_view(&loaded, &planned));
+        outln!("Wrote {} and {}", appl_path.display(), state_path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -80,22 +80,22 @@ pub fn run(a: &ShowArgs) -> Result<ExitCode> {
     match &b.view {
         BufferView::Configuration(s) => {
             let loaded = s.input.load()?;
-            print!("{}", configuration_view(&loaded.config));
+            out!("{}", configuration_view(&loaded.config));
         }
         BufferView::Information(s) => {
             let loaded = s.input.load()?;
             if let Some(appl) = deployed(&loaded)? {
-                print!(
+                out!(
                     "{}",
                     information_view_of(
                         loaded.state_dump.get(appl_names::BUFFER_POOL_TABLE),
                         loaded.state_dump.get(appl_names::BUFFER_PROFILE_TABLE),
                     )
                 );
-                print!("{}", pg_map_view(&loaded, &appl));
+                out!("{}", pg_map_view(&loaded, &appl));
             } else {
                 if let Some(r) = &loaded.redis {
-                    eprintln!(
+                    errln!(
                         "note: STATE_DB at {} has no BUFFER_POOL_TABLE or BUFFER_PROFILE_TABLE (no \
                          buffer manager has deployed anything); showing what buffermgrd would \
                          deploy, computed with model {}",
@@ -104,8 +104,8 @@ pub fn run(a: &ShowArgs) -> Result<ExitCode> {
                     );
                 }
                 let planned = plan::compute(&loaded, s.model)?;
-                print!("{}", information_view(&planned.rendered));
-                print!("{}", pg_map_view(&loaded, &planned.rendered.appl));
+                out!("{}", information_view(&planned.rendered));
+                out!("{}", pg_map_view(&loaded, &planned.rendered.appl));
             }
         }
     }
