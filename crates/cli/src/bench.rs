@@ -29,14 +29,6 @@ pub struct BenchArgs {
     threads: Option<u16>,
 }
 
-/// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// Runs `headroom bench`.
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let load_start = Instant::now();
@@ -46,6 +38,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let threads = a
         .threads
         .map_or_else(crate::run::default_threads, usize::from);
+    let threads = crate::memory::threads_that_fit("bench", &run.config, threads, a.json)?;
     let mut sim = Partitioned::new(run.config, threads).map_err(|e| miette!("{e}"))?;
     let parts = sim.parts();
     let setup = load_start.elapsed();
@@ -55,7 +48,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let results = sim.finish();
     let wall = t0.elapsed().as_secs_f64();
     let finished = results.flows.iter().filter(|f| f.finish.is_some()).count();
-    let rss = peak_rss();
+    let rss = crate::memory::peak_rss();
     let eps = results.events as f64 / wall.max(1e-9);
     if a.json {
         outln!(

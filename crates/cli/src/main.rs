@@ -15,6 +15,7 @@ mod console;
 mod bench;
 mod burst;
 mod compare;
+mod memory;
 mod plan_buffer;
 mod plots;
 mod run;

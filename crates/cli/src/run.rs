@@ -99,9 +99,8 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
         for n in &run.notes {
             errln!("note: {n}");
         }
-        let name = path.file_stem().map(|s| s.to_string_lossy().to_string());
         return Ok(Prepared {
-            name: name.unwrap_or_else(|| "hpcc".into()),
+            name: hpcc_run_name(path),
             config: run.config,
             plots: true,
             compat_hpcc: true,
@@ -122,7 +121,23 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
     })
 }
 
-/// Runs `headroom run`.
+/// The name of an HPCC config's run: its file stem, or, for the generic `config.txt` that
+/// every ns-3 HPCC experiment has, its directory's name (`examples/hpcc/config.txt` is
+/// `hpcc`).
+fn hpcc_run_name(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+    let dir = std::path::absolute(path).ok().and_then(|p| {
+        p.parent()?
+            .file_name()
+            .map(|d| d.to_string_lossy().to_string())
+    });
+    match (stem, dir) {
+        (Some(stem), Some(dir)) if stem == "config" => dir,
+        (Some(stem), _) => stem,
+        (None, _) => "hpcc".into(),
+    }
+}
+
 /// Threads a run uses unless told: the machine's cores.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -147,6 +162,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| Path::new("out").join(&p.name));
     let cfg = p.config.clone();
     let threads = a.threads.map_or_else(default_threads, usize::from);
+    let threads = crate::memory::threads_that_fit(&p.name, &p.config, threads, a.quiet)?;
     let mut sim = Partitioned::new(p.config, threads).map_err(|e| miette!("{}: {e}", p.name))?;
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
         errln!(

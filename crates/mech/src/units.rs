@@ -124,6 +124,23 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// A byte count with a binary unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`), one decimal, for
+/// people (labels, messages); `Bytes`' `Display` is the exact form.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// A link or sending rate in bits per second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Rate(pub u64);

@@ -42,8 +42,10 @@
 //!
 //! Invariants: every error names the config file, the line (0 for a missing key) and the
 //! key; errors inside the topology or flow file also name that file and its line. File
-//! paths in the config (topology, flow, output files) are used as written: relative paths
-//! resolve against the current working directory, as in the original. A returned
+//! paths in the config are used as written, relative to the current working directory as
+//! in the original; an input file (topology, flows) not found there but found relative to
+//! the config file's directory is read from there, with a note, so a config runs from any
+//! directory. Output files stay relative to the working directory. A returned
 //! [`HpccRun`]'s config has passed [`SimConfig::validate`]. Parsing never panics.
 
 use std::collections::BTreeMap;
@@ -218,11 +220,35 @@ const USED: &[&str] = &[
 
 /// Reads an HPCC config file and translates it (see the module documentation).
 pub fn load(path: &Path) -> Result<HpccRun, HpccConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| HpccConfigError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        HpccConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     parse(&text, path)
+}
+
+/// Where the input file `written` (the value of `key` in the config at `config`) is: as
+/// written if it exists relative to the working directory (or is absolute), else relative
+/// to the config's directory if it exists there (noted), else as written (for the error).
+fn input_path(config: &Path, key: &str, written: &str, notes: &mut Vec<String>) -> PathBuf {
+    let as_written = PathBuf::from(written);
+    if as_written.is_absolute() || as_written.exists() {
+        return as_written;
+    }
+    let beside = config.parent().map(|d| d.join(written));
+    match beside {
+        Some(p) if p.exists() => {
+            notes.push(format!(
+                "{key}: {written} is not in the working directory; read {} (relative to the \
+                 config file)",
+                p.display()
+            ));
+            p
+        }
+        _ => as_written,
+    }
 }
 
 /// Translates the text of an HPCC config file; `path` names it in errors. The topology and
@@ -316,16 +342,22 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     }
 
     // Files.
-    let topo_path = PathBuf::from(c.req_one("TOPOLOGY_FILE")?);
+    let topo_path = input_path(
+        path,
+        "TOPOLOGY_FILE",
+        c.req_one("TOPOLOGY_FILE")?,
+        &mut notes,
+    );
     let mut topology = crate::topology::hpcc::load(&topo_path)
         .map_err(|e| c.err("TOPOLOGY_FILE", e.to_string()))?;
-    let flow_path = PathBuf::from(c.req_one("FLOW_FILE")?);
-    let flow_text = std::fs::read_to_string(&flow_path).map_err(|e| {
-        c.err(
-            "FLOW_FILE",
-            format!("{}: cannot read: {e}", flow_path.display()),
-        )
-    })?;
+    let flow_path = input_path(path, "FLOW_FILE", c.req_one("FLOW_FILE")?, &mut notes);
+    let flow_text = crate::input::read_text(&flow_path, crate::input::MAX_FLOW_FILE_BYTES)
+        .map_err(|e| {
+            c.err(
+                "FLOW_FILE",
+                format!("{}: cannot read: {e}", flow_path.display()),
+            )
+        })?;
     let shown = flow_path.display().to_string();
     let flows = crate::workload::hpcc::parse(&flow_text, &shown)
         .map_err(|e| c.err("FLOW_FILE", e.to_string()))?;

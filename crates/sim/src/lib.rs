@@ -6,6 +6,7 @@
 //! - [`config`]: the resolved input of one run ([`config::SimConfig`]);
 //! - [`scenario`], [`hpcc_config`]: user input (TOML scenarios, HPCC `config.txt`) translated
 //!   into a `SimConfig`, with errors that name the file, field and reason;
+//! - [`input`]: size-bounded reading of input files;
 //! - [`engine`]: events and the `(time, key)`-ordered queue;
 //! - [`routing`]: shortest paths and the deterministic ECMP hash;
 //! - [`net`]: ports/links, switches, hosts: the state the events act on, and the driver
@@ -21,6 +22,7 @@
 pub mod config;
 pub mod engine;
 pub mod hpcc_config;
+pub mod input;
 pub mod net;
 pub mod output;
 pub mod results;

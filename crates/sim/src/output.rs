@@ -35,7 +35,7 @@ use crate::results::{
 };
 use crate::routing;
 use crate::topology::NodeKind;
-use headroom_mech::units::Time;
+use headroom_mech::units::{human_bytes, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -900,22 +900,6 @@ fn write_hpcc_pfc(w: &mut dyn Write, records: &[PfcRecord]) -> io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// A byte count with a binary unit (`B`, `KiB`, `MiB`, `GiB`), three significant-ish digits.
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 /// A count with a decimal prefix, like `1.23 M` or `950`.

@@ -10,7 +10,8 @@
 //! as an error before a run starts.
 
 use crate::topology::{NodeId, NodeKind, Topology, TopologyError};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Fixed salt of the ECMP hash.
 const ECMP_SALT: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -55,17 +56,33 @@ pub fn adjacency(topo: &Topology) -> Vec<Vec<(NodeId, usize)>> {
 }
 
 /// Next-hop sets of every switch towards every host.
+///
+/// Stored as one 16-bit set id per (switch, host) into a pool of the distinct sets, which
+/// are few (a fat tree's edge switch has one set per local host plus its up-links): 2 bytes
+/// per switch and host instead of a list each, so a 100,000-host star or a k = 64 fat tree
+/// fits. The tables are shared (a clone is cheap: the parts of a run use one copy) and a
+/// lookup reads them directly, without a pointer to chase first.
 #[derive(Clone, Debug)]
 pub struct Routes {
-    /// `offsets[node * hosts + host_index]..offsets[.. + 1]` indexes `ports`.
-    offsets: Vec<u32>,
-    ports: Vec<u16>,
-    /// Host node id → dense host index.
-    host_index: Vec<u32>,
+    /// Node id → its index among the nodes of its kind: a switch's row, a host's column.
+    dense: Arc<[u32]>,
     hosts: usize,
+    /// `set_of[row * hosts + column]` indexes `sets`; set 0 is the empty set.
+    set_of: Arc<[u16]>,
+    /// Distinct next-hop sets: `(start, len)` in `ports`.
+    sets: Arc<[(u32, u32)]>,
+    ports: Arc<[u16]>,
 }
 
 impl Routes {
+    /// Bytes the routes of `topo` take, before they are computed (the set pool aside, which
+    /// is small): what a caller checks against the memory it has.
+    pub fn estimated_bytes(topo: &Topology) -> u64 {
+        let hosts = topo.nodes.iter().filter(|&&k| k == NodeKind::Host).count() as u64;
+        let switches = topo.nodes.len() as u64 - hosts;
+        switches * hosts * 2 + topo.nodes.len() as u64 * 4
+    }
+
     /// Computes the routes by one breadth-first search per destination host; every host
     /// must reach every other.
     pub fn compute(topo: &Topology) -> Result<Routes, TopologyError> {
@@ -83,13 +100,32 @@ impl Routes {
         let adj = adjacency(topo);
         let hosts = topo.hosts();
         let n = topo.nodes.len();
-        let mut host_index = vec![u32::MAX; n];
-        for (i, h) in hosts.iter().enumerate() {
-            host_index[h.index()] = i as u32;
+        let mut dense = vec![0u32; n];
+        let (mut rows, mut columns) = (0u32, 0u32);
+        for (node, kind) in topo.nodes.iter().enumerate() {
+            let counter = match kind {
+                NodeKind::Switch => &mut rows,
+                NodeKind::Host => &mut columns,
+            };
+            dense[node] = *counter;
+            *counter += 1;
         }
-        let mut sets: Vec<Vec<u16>> = vec![Vec::new(); n * hosts.len()];
+        let cells = rows as usize * hosts.len();
+        let mut set_of: Vec<u16> = Vec::new();
+        set_of
+            .try_reserve_exact(cells)
+            .map_err(|_| TopologyError::TooLarge {
+                what: "routing tables",
+                bytes: cells as u64 * 2,
+            })?;
+        set_of.resize(cells, 0);
+        let mut sets: Vec<(u32, u32)> = vec![(0, 0)];
+        let mut ports: Vec<u16> = Vec::new();
+        let mut set_ids: HashMap<Vec<u16>, u16> = HashMap::new();
+        set_ids.insert(Vec::new(), 0);
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
+        let mut scratch: Vec<u16> = Vec::new();
         for (hi, &dst) in hosts.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[dst.index()] = 0;
@@ -117,36 +153,53 @@ impl Routes {
                 if kind != NodeKind::Switch || dist[src] == u32::MAX {
                     continue;
                 }
-                let set = &mut sets[src * hosts.len() + hi];
+                scratch.clear();
                 for (port, &(v, link)) in adj[src].iter().enumerate() {
                     let via_host = topo.nodes[v.index()] == NodeKind::Host && v != dst;
                     if link_up[link] && !via_host && dist[v.index()].wrapping_add(1) == dist[src] {
-                        set.push(port as u16);
+                        scratch.push(port as u16);
                     }
                 }
+                let id = match set_ids.get(&scratch) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u16::try_from(sets.len()).map_err(|_| {
+                            TopologyError::BadParameter(
+                                "more than 65,535 distinct next-hop sets: the routing tables \
+                                 cannot index them"
+                                    .into(),
+                            )
+                        })?;
+                        sets.push((ports.len() as u32, scratch.len() as u32));
+                        ports.extend_from_slice(&scratch);
+                        set_ids.insert(scratch.clone(), id);
+                        id
+                    }
+                };
+                set_of[dense[src] as usize * hosts.len() + hi] = id;
             }
         }
-        let mut offsets = Vec::with_capacity(sets.len() + 1);
-        let mut ports = Vec::new();
-        offsets.push(0);
-        for s in &sets {
-            ports.extend_from_slice(s);
-            offsets.push(ports.len() as u32);
-        }
         Ok(Routes {
-            offsets,
-            ports,
-            host_index,
+            dense: dense.into(),
             hosts: hosts.len(),
+            set_of: set_of.into(),
+            sets: sets.into(),
+            ports: ports.into(),
         })
     }
 
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
-    #[inline]
+    #[inline(always)] // once per frame and hop: keep it in the forwarding path
     pub fn next_hops(&self, switch: NodeId, dst: NodeId) -> &[u16] {
-        let hi = self.host_index[dst.index()] as usize;
-        let k = switch.index() * self.hosts + hi;
-        &self.ports[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+        let k = self.dense[switch.index()] as usize * self.hosts + self.dense[dst.index()] as usize;
+        let (start, len) = self.sets[usize::from(self.set_of[k])];
+        &self.ports[start as usize..(start + len) as usize]
+    }
+
+    /// Bytes the routes hold.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.dense.len() * 4 + self.set_of.len() * 2 + self.sets.len() * 8 + self.ports.len() * 2)
+            as u64
     }
 }
 
@@ -227,6 +280,20 @@ mod tests {
             Routes::compute(&t2),
             Err(TopologyError::Disconnected { .. })
         ));
+    }
+
+    #[test]
+    fn distinct_sets_are_stored_once() {
+        // A star: the switch reaches each host by its own port; 2 bytes per host.
+        let t = crate::topology::builders::star(64, Rate::from_gbps(100), Time::from_us(1))
+            .expect("valid star");
+        let r = Routes::compute(&t).expect("connected");
+        let sw = NodeId(64);
+        for h in 0..64u32 {
+            assert_eq!(r.next_hops(sw, NodeId(h)), &[h as u16]);
+        }
+        assert_eq!(r.sets.len(), 65, "the empty set and one per host");
+        assert!(r.heap_bytes() <= Routes::estimated_bytes(&t) + 65 * 10);
     }
 
     #[test]

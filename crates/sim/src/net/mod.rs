@@ -9,6 +9,7 @@
 //!   among the non-paused queues; serialization and propagation.
 //! - [`switch`]: forwarding, MMU admission/release, PFC generation, ECN marking.
 //! - [`host`]: the RDMA NIC: flow scheduling and pacing, ACK/NACK/CNP, go-back-N, CC.
+//! - [`footprint`]: the memory a run will need, known before it is built;
 //! - [`parallel`]: a run split into parts that advance on several threads, with the results
 //!   of one simulation.
 //!
@@ -16,6 +17,7 @@
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
 //! cells of the packets it queues; no packet is lost without being counted.
 
+mod footprint;
 pub mod host;
 pub mod packet;
 pub mod parallel;
@@ -44,6 +46,8 @@ use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use switch::Switch;
+
+pub use footprint::Footprint;
 
 /// Which arena a node lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,21 +140,35 @@ pub fn stream_seed(seed: u64, name: &str) -> u64 {
 impl Simulation {
     /// Builds the network described by `cfg`.
     pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
-        Self::part_of(cfg, Arc::from([]), 0)
+        cfg.validate()?;
+        let routes = Routes::compute(&cfg.topology).map_err(ConfigError::from)?;
+        Self::part_of(cfg, routes, Arc::from([]), 0)
     }
 
     /// Builds part `part` of the network described by `cfg`, split as `node_part` says
-    /// (empty: the whole network). Every part holds the whole network's state, but only
-    /// acts on its own nodes (see [`parallel`]).
+    /// (empty: the whole network), with `routes` computed for `cfg`'s topology (the parts
+    /// share them). `cfg` must have passed [`SimConfig::validate`]. Every part holds the
+    /// whole network's state, but only acts on its own nodes (see [`parallel`]).
     pub(crate) fn part_of(
         cfg: SimConfig,
+        routes: Routes,
         node_part: Arc<[u16]>,
         part: u16,
     ) -> Result<Simulation, SimError> {
-        cfg.validate()?;
         let topo = &cfg.topology;
-        let routes = Routes::compute(topo).map_err(ConfigError::from)?;
         let adj = routing::adjacency(topo);
+        // Each link's local port at either end, so a port finds its peer without searching
+        // the peer's (possibly 100,000) ports.
+        let mut link_locals = vec![(0u32, 0u32); topo.links.len()];
+        for (node, a) in adj.iter().enumerate() {
+            for (local, &(_, link)) in a.iter().enumerate() {
+                if topo.links[link].a.index() == node {
+                    link_locals[link].0 = local as u32;
+                } else {
+                    link_locals[link].1 = local as u32;
+                }
+            }
+        }
 
         // Ports: every node's ports in link order; global index assigned node by node.
         let mut first_port = Vec::with_capacity(topo.nodes.len());
@@ -181,10 +199,11 @@ impl Simulation {
                 } else {
                     link_ports[link].1 = me;
                 }
-                let peer_local = adj[peer.index()]
-                    .iter()
-                    .position(|&(n, li)| n.index() == node && li == link)
-                    .unwrap_or_else(|| unreachable!("adjacency lists both ends of every link"));
+                let peer_local = if l.a.index() == node {
+                    link_locals[link].1
+                } else {
+                    link_locals[link].0
+                };
                 let ecn = &cfg.switch.ecn;
                 let queues: [Option<RedConfig>; PRIORITIES] =
                     std::array::from_fn(|q| ecn.queue_red(l.rate, q));
@@ -198,7 +217,7 @@ impl Simulation {
                 let mut port = Port::new(
                     node as u32,
                     local as u16,
-                    first_port[peer.index()] + peer_local as u32,
+                    first_port[peer.index()] + peer_local,
                     l.rate,
                     l.delay,
                     l.error_rate,
@@ -717,8 +736,10 @@ impl Simulation {
                 self.drop_partial_receptions(s, local);
             }
         }
+        // Without the connectivity requirement only allocation can fail, and tables of the
+        // same size were allocated when the run was built.
         self.routes = Routes::compute_with(&self.cfg.topology, &self.link_up, false)
-            .unwrap_or_else(|_| unreachable!("partitions are allowed after a failure"));
+            .unwrap_or_else(|e| panic!("recomputing routes after a link failure: {e}"));
     }
 
     /// Drops the frames switch `s` is still receiving on its failed local port `in_local`:

@@ -28,10 +28,10 @@
 
 use super::packet::Packet;
 use super::{SimError, Simulation};
-use crate::config::SimConfig;
+use crate::config::{ConfigError, SimConfig};
 use crate::engine::EventQueue;
 use crate::results::{RunResults, StopReason};
-use crate::routing;
+use crate::routing::{self, Routes};
 use crate::topology::{NodeKind, Topology};
 use headroom_mech::units::Time;
 use std::collections::VecDeque;
@@ -337,6 +337,8 @@ impl Partitioned {
     /// Builds the run of `cfg` on `threads` threads: as many parts as threads when the
     /// network splits with a positive lookahead, otherwise one.
     pub fn new(cfg: SimConfig, threads: usize) -> Result<Partitioned, SimError> {
+        cfg.validate()?;
+        let routes = Routes::compute(&cfg.topology).map_err(ConfigError::from)?;
         let mut s = split(&cfg.topology, threads.max(1));
         if s.parts > 1 && (s.lookahead == Time::ZERO || cfg.record.fail_on_lossless_drop) {
             s = split(&cfg.topology, 1);
@@ -348,7 +350,10 @@ impl Partitioned {
             Arc::from([])
         };
         let parts = (0..s.parts)
-            .map(|p| Simulation::part_of(cfg.clone(), node_part.clone(), p).map(Mutex::new))
+            .map(|p| {
+                Simulation::part_of(cfg.clone(), routes.clone(), node_part.clone(), p)
+                    .map(Mutex::new)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let n = parts.len();
         Ok(Partitioned {

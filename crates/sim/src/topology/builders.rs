@@ -19,9 +19,7 @@
 use super::{LinkSpec, NodeId, NodeKind, Topology, TopologyError};
 use headroom_mech::units::{Rate, Time};
 
-/// Largest node count a builder will produce (node ids are `u32`; beyond a few million
-/// nodes a packet-level run is not practical anyway).
-pub const MAX_NODES: usize = 1 << 24;
+pub use super::MAX_NODES;
 
 fn bad(msg: impl Into<String>) -> TopologyError {
     TopologyError::BadParameter(msg.into())

@@ -113,6 +113,10 @@ pub fn parse(text: &str, path: &str) -> Result<Topology, TopologyError> {
     if nodes == 0 {
         return Err(err(path, hline, "the topology has no nodes"));
     }
+    // Before anything is sized by them: a header may announce billions.
+    super::check_limit("node count", nodes, super::MAX_NODES)
+        .and_then(|()| super::check_limit("link count", nlinks, super::MAX_LINKS))
+        .map_err(|e| err(path, hline, e.to_string()))?;
     if switches > nodes {
         return Err(err(
             path,
@@ -256,7 +260,8 @@ fn parse_link(path: &str, ln: usize, l: &str, nodes: usize) -> Result<LinkSpec, 
 /// [`TopologyError::File`] with line 0.
 pub fn load(path: &Path) -> Result<Topology, TopologyError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| err(&shown, 0, e.to_string()))?;
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES)
+        .map_err(|e| err(&shown, 0, e.to_string()))?;
     parse(&text, &shown)
 }
 

@@ -10,6 +10,16 @@ pub mod hpcc;
 
 use headroom_mech::units::{Rate, Time};
 
+/// Most nodes a topology may have: every node has at least one port, and the event order
+/// names at most `MAX_CREATORS - 1` ports ([`crate::engine::MAX_CREATORS`]).
+pub const MAX_NODES: usize = crate::engine::MAX_CREATORS as usize - 1;
+
+/// Most links a topology may have (two ports each).
+pub const MAX_LINKS: usize = MAX_NODES / 2;
+
+/// Most ports a switch may have (local port numbers are 16-bit).
+pub const MAX_SWITCH_PORTS: usize = u16::MAX as usize;
+
 /// Index of a node (host or switch) in [`Topology::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct NodeId(pub u32);
@@ -89,6 +99,16 @@ pub enum TopologyError {
         /// Index of the link.
         link: usize,
     },
+    /// More nodes, links or ports than the simulator can number.
+    #[error("{what}: {count} exceeds the limit of {limit}")]
+    Limit {
+        /// What was counted (`nodes`, `links`, `ports of switch 7`).
+        what: String,
+        /// How many there are.
+        count: usize,
+        /// The most there may be.
+        limit: usize,
+    },
     /// Hosts cannot reach each other.
     #[error("host {from} cannot reach host {to}")]
     Disconnected {
@@ -96,6 +116,14 @@ pub enum TopologyError {
         from: u32,
         /// A host it cannot reach.
         to: u32,
+    },
+    /// The network would need more memory than can be allocated.
+    #[error("{what} would need {} and cannot be allocated", headroom_mech::units::human_bytes(*bytes))]
+    TooLarge {
+        /// What was being allocated.
+        what: &'static str,
+        /// The bytes it needs.
+        bytes: u64,
     },
     /// A builder was given parameters that make no network.
     #[error("{0}")]
@@ -110,6 +138,18 @@ pub enum TopologyError {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// `Err(Limit)` when `count` exceeds `limit`.
+pub fn check_limit(what: &str, count: usize, limit: usize) -> Result<(), TopologyError> {
+    if count > limit {
+        return Err(TopologyError::Limit {
+            what: what.to_string(),
+            count,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 impl Topology {
@@ -134,6 +174,8 @@ impl Topology {
     /// Checks the structural rules: links name existing, distinct nodes with non-zero
     /// rates, and every host has exactly one link. (Reachability is checked by routing.)
     pub fn validate(&self) -> Result<(), TopologyError> {
+        check_limit("nodes", self.nodes.len(), MAX_NODES)?;
+        check_limit("links", self.links.len(), MAX_LINKS)?;
         let mut degree = vec![0usize; self.nodes.len()];
         for (i, l) in self.links.iter().enumerate() {
             for n in [l.a, l.b] {
@@ -157,6 +199,9 @@ impl Topology {
             }
         }
         for (n, kind) in self.nodes.iter().enumerate() {
+            if *kind == NodeKind::Switch {
+                check_limit(&format!("ports of switch {n}"), degree[n], MAX_SWITCH_PORTS)?;
+            }
             if *kind == NodeKind::Host && degree[n] != 1 {
                 return Err(TopologyError::HostLinks {
                     node: n as u32,

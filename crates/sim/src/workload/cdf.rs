@@ -142,7 +142,8 @@ impl SizeCdf {
     /// Reads and parses a CDF file (an I/O error is a [`WorkloadError::File`] at line 0).
     pub fn load(path: &Path) -> Result<SizeCdf, WorkloadError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| err(&shown, 0, e.to_string()))?;
+        let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES)
+            .map_err(|e| err(&shown, 0, e.to_string()))?;
         SizeCdf::parse(&text, &shown)
     }
 

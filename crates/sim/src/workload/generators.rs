@@ -18,7 +18,7 @@
 //! - Node ids are not checked against a topology here; the caller passes host ids.
 
 use super::cdf::SizeCdf;
-use super::{FlowSpec, WorkloadError};
+use super::{FlowSpec, WorkloadError, MAX_FLOWS};
 use crate::topology::NodeId;
 use headroom_mech::units::{Rate, Time};
 use rand::seq::SliceRandom;
@@ -92,6 +92,14 @@ fn sorted(mut flows: Vec<FlowSpec>) -> Vec<FlowSpec> {
 /// flows are generated while their start is before `start + duration`. Times are integer
 /// picoseconds (each gap rounded to the nearest picosecond).
 ///
+/// The error of a workload that would hold more than [`MAX_FLOWS`] flows.
+fn too_many(n: impl std::fmt::Display) -> WorkloadError {
+    bad(format!(
+        "{n} flows; at most {MAX_FLOWS} fit in one workload (shorten the duration, lower the \
+         load or use fewer hosts)"
+    ))
+}
+
 /// Random draws, in order: for each host in `hosts` order, one gap; then, per flow, the
 /// destination (`gen_range(0..n-1)`), the size (`gen::<f64>()` into [`SizeCdf::sample`])
 /// and the next gap (`-mean * ln(1 - gen::<f64>())`).
@@ -125,6 +133,10 @@ pub fn poisson(
             "mean inter-arrival time of {mean_gap_ps} ps is too short to represent"
         )));
     }
+    let expected = hosts.len() as f64 * duration.as_ps() as f64 / mean_gap_ps;
+    if expected > MAX_FLOWS as f64 {
+        return Err(too_many(format!("about {expected:.0}")));
+    }
     let end = start + duration;
     let n = hosts.len();
     let gap = |rng: &mut Pcg64| -> u64 {
@@ -141,6 +153,9 @@ pub fn poisson(
                 j += 1;
             }
             let size = cdf.sample(rng.gen::<f64>()).max(1);
+            if flows.len() == MAX_FLOWS {
+                return Err(too_many(format!("more than {MAX_FLOWS}")));
+            }
             flows.push(FlowSpec {
                 src,
                 dst: hosts[j],
@@ -190,7 +205,11 @@ pub fn incast(
     if count > 1 && interval == Time::ZERO {
         return Err(bad("incast repeat interval must be greater than zero"));
     }
-    let mut flows = Vec::with_capacity(senders.len() * count as usize);
+    let total = senders.len() as u64 * u64::from(count);
+    if total > MAX_FLOWS as u64 {
+        return Err(too_many(total));
+    }
+    let mut flows = Vec::with_capacity(total as usize);
     for k in 0..u64::from(count) {
         let t = start + Time(interval.as_ps().saturating_mul(k));
         for &src in senders {
@@ -263,7 +282,11 @@ pub fn all_to_all(
     check_hosts(hosts)?;
     check_size(size)?;
     check_prio(prio)?;
-    let mut flows = Vec::with_capacity(hosts.len() * (hosts.len() - 1));
+    let total = hosts.len() as u64 * (hosts.len() as u64 - 1);
+    if total > MAX_FLOWS as u64 {
+        return Err(too_many(total));
+    }
+    let mut flows = Vec::with_capacity(total as usize);
     for &src in hosts {
         for &dst in hosts {
             if src != dst {

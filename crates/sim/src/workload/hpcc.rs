@@ -174,7 +174,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<FlowSpec>, WorkloadError> {
 /// line 0).
 pub fn load(path: &Path) -> Result<Vec<FlowSpec>, WorkloadError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| err(&shown, 0, e.to_string()))?;
+    let text = crate::input::read_text(path, crate::input::MAX_FLOW_FILE_BYTES)
+        .map_err(|e| err(&shown, 0, e.to_string()))?;
     parse(&text, &shown)
 }
 

@@ -13,6 +13,11 @@ pub mod hpcc;
 use crate::topology::NodeId;
 use headroom_mech::units::Time;
 
+/// Most flows one workload list may hold (about 1 GB of flow specifications, and several
+/// times that in a run's per-flow state): generators refuse to make more, before they
+/// allocate them.
+pub const MAX_FLOWS: usize = 20_000_000;
+
 /// One flow to inject.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FlowSpec {

@@ -1,0 +1,115 @@
+//! What a run will need in memory, known before it is built.
+//!
+//! [`Footprint::of`] sizes the state that grows with the network and the flow list (routing
+//! tables, ports and their MMU accounting, hosts, flows, per-flow results, every part's copy
+//! of the configuration) from the types the simulator allocates, so a caller can refuse a
+//! run that cannot fit instead of aborting half-way through building it. Frames in flight
+//! and events are bounded by the buffers and links and are not counted.
+//!
+//! Invariant: an upper estimate of the built state, not a measurement: tests check that the
+//! resident memory of real runs stays under it.
+
+use super::host::{Flow, Host};
+use super::port::Port;
+use super::switch::Switch;
+use crate::config::SimConfig;
+use crate::results::{FlowRecord, PortStats};
+use crate::routing::Routes;
+use crate::topology::NodeKind;
+use crate::workload::FlowSpec;
+use headroom_mech::units::human_bytes;
+use std::fmt;
+use std::mem::size_of;
+
+/// MMU accounting per switch port: eight PGs and eight egress queues with their
+/// thresholds, and the port's own counters (generous: the MMU's records are under 64 bytes).
+const MMU_BYTES_PER_PORT: u64 = 16 * 64 + 128;
+
+/// Estimated bytes of a run, by what holds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Next-hop tables, shared by the parts.
+    pub routing: u64,
+    /// Ports, switches with their MMU accounting, and hosts, per part.
+    pub network: u64,
+    /// Flow state, flow records and the flow list, per part.
+    pub flows: u64,
+    /// Parts of the run: each holds its own network and flows.
+    pub parts: u64,
+}
+
+impl Footprint {
+    /// The footprint of `cfg` run as `parts` parts.
+    pub fn of(cfg: &SimConfig, parts: usize) -> Footprint {
+        let topo = &cfg.topology;
+        let ports = topo.links.len() as u64 * 2;
+        let hosts = topo.nodes.iter().filter(|&&k| k == NodeKind::Host).count() as u64;
+        let switches = topo.nodes.len() as u64 - hosts;
+        let switch_ports = ports.saturating_sub(hosts);
+        let per_port = size_of::<Port>() + size_of::<PortStats>() + 64;
+        let network = ports * per_port as u64
+            + switches * size_of::<Switch>() as u64
+            + switch_ports * MMU_BYTES_PER_PORT
+            + hosts * size_of::<Host>() as u64;
+        let per_flow = size_of::<Flow>() + size_of::<FlowRecord>() + size_of::<FlowSpec>();
+        Footprint {
+            routing: Routes::estimated_bytes(topo),
+            network,
+            flows: cfg.flows.len() as u64 * per_flow as u64,
+            parts: parts.max(1) as u64,
+        }
+    }
+
+    /// Bytes in all.
+    pub fn total(&self) -> u64 {
+        self.routing.saturating_add(
+            self.parts
+                .saturating_mul(self.network.saturating_add(self.flows)),
+        )
+    }
+}
+
+impl fmt::Display for Footprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "about {} (routing tables {}, network {} and flows {} per part, {} part{})",
+            human_bytes(self.total()),
+            human_bytes(self.routing),
+            human_bytes(self.network),
+            human_bytes(self.flows),
+            self.parts,
+            if self.parts == 1 { "" } else { "s" }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::builders;
+    use headroom_mech::units::{Rate, Time};
+
+    fn config(topology: crate::topology::Topology) -> SimConfig {
+        SimConfig::new(topology, Vec::new())
+    }
+
+    #[test]
+    fn routing_grows_with_switches_times_hosts_and_parts_copy_the_rest() {
+        let ft = builders::fat_tree(8, Rate::from_gbps(100), Time::from_us(1)).expect("k=8");
+        let one = Footprint::of(&config(ft.clone()), 1);
+        let two = Footprint::of(&config(ft), 2);
+        // 80 switches x 128 hosts x 2 bytes, plus 4 bytes per node.
+        assert_eq!(one.routing, 80 * 128 * 2 + 208 * 4);
+        assert_eq!(two.routing, one.routing);
+        assert_eq!(two.total() - one.total(), one.network + one.flows);
+    }
+
+    #[test]
+    fn a_large_fat_tree_is_sized_before_it_is_built() {
+        let ft = builders::fat_tree(64, Rate::from_gbps(100), Time::from_us(1)).expect("k=64");
+        let f = Footprint::of(&config(ft), 1);
+        assert!(f.routing > 600 << 20 && f.routing < 700 << 20, "{f}");
+        assert!(f.to_string().starts_with("about "), "{f}");
+    }
+}
