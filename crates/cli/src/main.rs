@@ -16,6 +16,7 @@ mod bench;
 mod burst;
 mod compare;
 mod memory;
+mod outdir;
 mod plan_buffer;
 mod plots;
 mod run;

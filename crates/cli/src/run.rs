@@ -18,8 +18,10 @@ use std::time::Instant;
 #[command(
     after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv, queues.csv/buffer.csv/rates.csv \
 (when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), and plots \
-(fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG.\n\nExit codes: 0 success, \
-2 invalid input, 3 a lossless drop with --fail-on-lossless-drop."
+(fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG. Files an earlier run \
+wrote in the same directory are removed first.\n\nExit codes: 0 success, 2 invalid input, \
+3 a lossless drop with --fail-on-lossless-drop, 4 a PFC deadlock (a cycle of paused queues; \
+summary.json names it)."
 )]
 pub struct RunArgs {
     /// Scenario file (TOML). See examples/ for annotated scenarios.
@@ -38,8 +40,12 @@ pub struct RunArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Override the stop time, e.g. `10ms`.
-    #[arg(long, value_parser = parse_time)]
+    #[arg(long, value_parser = positive_time)]
     stop_time: Option<Time>,
+    /// Stop as deadlocked when a cycle of switch egress queues has been paused this long
+    /// (e.g. `5ms`), or `off`; overrides the scenario (default 1ms).
+    #[arg(long, value_name = "TIME|off", value_parser = detection_time)]
+    deadlock_detection: Option<Detection>,
     /// Also write outputs in another simulator's formats (`hpcc`: fct.txt and pfc.txt).
     #[arg(long, value_parser = ["hpcc"])]
     compat: Option<String>,
@@ -61,6 +67,25 @@ pub struct RunArgs {
     /// uses one).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+}
+
+/// A positive time (`0s` would stop a run before it starts).
+fn positive_time(s: &str) -> std::result::Result<Time, String> {
+    match parse_time(s).map_err(|e| e.to_string())? {
+        Time::ZERO => Err("must be greater than zero".into()),
+        t => Ok(t),
+    }
+}
+
+/// `--deadlock-detection`: a detection time, or off.
+#[derive(Clone, Copy, Debug)]
+struct Detection(Option<Time>);
+
+fn detection_time(s: &str) -> std::result::Result<Detection, String> {
+    if s == "off" {
+        return Ok(Detection(None));
+    }
+    positive_time(s).map(|t| Detection(Some(t)))
 }
 
 /// Turns a scenario error into a report pointing at the offending text.
@@ -155,6 +180,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     if a.fail_on_lossless_drop {
         p.config.record.fail_on_lossless_drop = true;
     }
+    if let Some(Detection(d)) = a.deadlock_detection {
+        p.config.deadlock_detection = d;
+    }
     let compat_hpcc = p.compat_hpcc || a.compat.as_deref() == Some("hpcc");
     let out = a
         .out
@@ -163,6 +191,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let cfg = p.config.clone();
     let threads = a.threads.map_or_else(default_threads, usize::from);
     let threads = crate::memory::threads_that_fit(&p.name, &p.config, threads, a.quiet)?;
+    crate::outdir::prepare(&out)?;
     let mut sim = Partitioned::new(p.config, threads).map_err(|e| miette!("{}: {e}", p.name))?;
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
         errln!(
@@ -238,6 +267,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             crate::plots::write_plots(&out, &results, &summary).map_err(|e| miette!("{e}"))?,
         );
     }
+    crate::outdir::record(&out, &files)?;
     if !a.quiet {
         outln!("{}", output::summary_table(&summary));
         outln!(
@@ -259,6 +289,10 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             d.cause
         );
         return Ok(ExitCode::from(3));
+    }
+    if let Some(d) = &results.deadlock {
+        errln!("error: {d}; outputs in {}", out.display());
+        return Ok(ExitCode::from(4));
     }
     if !results.lossless_drops.is_empty() {
         errln!(

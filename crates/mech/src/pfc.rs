@@ -207,6 +207,22 @@ impl PauseTimers {
         self.timer_running(now, usize::from(prio)) || self.timer_running(now, PORT)
     }
 
+    /// Since when `prio` has been paused without a break (by its class or by the port), if
+    /// it is paused at `now`: the earliest start of a timer that runs now (a PAUSE that
+    /// finds its timer running extends it without a new start).
+    pub fn paused_since(&self, now: Time, prio: u8) -> Option<Time> {
+        [usize::from(prio), PORT]
+            .into_iter()
+            .filter(|&p| self.timer_running(now, p))
+            .map(|p| self.from[p])
+            .min()
+    }
+
+    /// Whether a port-level PAUSE (every class) is in force at `now`.
+    pub fn port_paused(&self, now: Time) -> bool {
+        self.timer_running(now, PORT)
+    }
+
     fn timer_change(&self, now: Time, p: usize) -> Option<Time> {
         if now < self.from[p] && self.from[p] < self.until[p] {
             Some(self.from[p])
@@ -308,6 +324,28 @@ mod tests {
         assert_eq!(t.next_change(Time(1), 3), Some(resp));
         assert_eq!(t.next_change(resp, 3), Some(end));
         assert_eq!(t.paused_time(end + Time(1000), 3), quanta_time(R, 100));
+    }
+
+    #[test]
+    fn paused_since_spans_refreshes_and_restarts_after_a_resume() {
+        let mut t = PauseTimers::default();
+        let z = Time::ZERO;
+        assert_eq!(t.paused_since(z, 3), None);
+        t.on_frame(z, 3, 100, R, z);
+        let q = quanta_time(R, 100);
+        // A refresh before the timer runs out extends the same episode.
+        t.on_frame(Time(q.0 - 1), 3, 100, R, z);
+        assert_eq!(t.paused_since(Time(q.0 + 10), 3), Some(z));
+        assert_eq!(t.paused_since(Time(q.0 + 10), 2), None, "other classes");
+        // An explicit resume ends it; the next PAUSE starts a new one.
+        t.on_frame(Time(q.0 + 20), 3, 0, R, z);
+        assert_eq!(t.paused_since(Time(q.0 + 30), 3), None);
+        t.on_frame(Time(q.0 + 40), 3, 100, R, z);
+        assert_eq!(t.paused_since(Time(q.0 + 50), 3), Some(Time(q.0 + 40)));
+        // A port-level pause counts for every class, from its own start.
+        t.on_port_frame(Time(q.0 + 60), 100, R, z);
+        assert_eq!(t.paused_since(Time(q.0 + 70), 5), Some(Time(q.0 + 60)));
+        assert_eq!(t.paused_since(Time(q.0 + 70), 3), Some(Time(q.0 + 40)));
     }
 
     #[test]

@@ -43,7 +43,19 @@ pub struct SimConfig {
     pub record: RecordConfig,
     /// Links that go down during the run.
     pub link_failures: Vec<LinkFailure>,
+    /// How packets are routed.
+    pub routing: crate::routing::RoutingKind,
+    /// Stop the run as deadlocked once a cycle of switch egress queues, each holding data
+    /// and paused by the next one's switch, has been paused this long without a break
+    /// (`None`: never check).
+    pub deadlock_detection: Option<Time>,
 }
+
+/// How long a cycle of paused queues must last to be a deadlock, unless configured. Only a
+/// cycle counts (a tree routed up-down has none), and in a live fabric some queue of a
+/// cycle drains within microseconds; SONiC's PFC watchdog waits 200 ms on real switches,
+/// far longer than most simulated runs.
+pub const DEFAULT_DEADLOCK_DETECTION: Time = Time::from_ms(1);
 
 /// A link that fails at a given time: both directions stop, queued frames are dropped,
 /// frames still on the wire are lost, and routes are recomputed without it.
@@ -530,6 +542,8 @@ impl SimConfig {
             host: HostConfig::default(),
             record: RecordConfig::default(),
             link_failures: Vec::new(),
+            routing: crate::routing::RoutingKind::ShortestPath,
+            deadlock_detection: Some(DEFAULT_DEADLOCK_DETECTION),
         }
     }
 

@@ -346,11 +346,14 @@ pub struct RunSummary {
     pub events: u64,
     /// Simulated time at the end, ns.
     pub end_time_ns: f64,
-    /// Why the run ended: `all_flows_done`, `stop_time`, `idle`, `lossless_drop`, or
-    /// `running` if it had not ended.
+    /// Why the run ended: `all_flows_done`, `stop_time`, `idle`, `lossless_drop`,
+    /// `deadlock`, or `running` if it had not ended.
     pub stop_reason: String,
-    /// Details of the stop (the lossless drop that ended the run).
+    /// Details of the stop (the lossless drop or the deadlock that ended the run).
     pub stop_detail: Option<String>,
+    /// The cycle of paused queues that stopped a deadlocked run (omitted otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock: Option<crate::net::Deadlock>,
 }
 
 /// Speed and memory of the simulator (they depend on the machine and the thread count).
@@ -391,12 +394,16 @@ fn ns_f64(t: Time) -> f64 {
     t.as_ps() as f64 / 1_000.0
 }
 
-fn stop_reason(r: Option<&StopReason>) -> (String, Option<String>) {
-    match r {
+fn stop_reason(results: &RunResults) -> (String, Option<String>) {
+    match results.stop_reason.as_ref() {
         None => ("running".into(), None),
         Some(StopReason::AllFlowsDone) => ("all_flows_done".into(), None),
         Some(StopReason::StopTime) => ("stop_time".into(), None),
         Some(StopReason::Idle) => ("idle".into(), None),
+        Some(StopReason::Deadlock) => (
+            "deadlock".into(),
+            results.deadlock.as_ref().map(ToString::to_string),
+        ),
         Some(StopReason::LosslessDrop(d)) => (
             "lossless_drop".into(),
             Some(format!(
@@ -576,12 +583,13 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         .collect();
     switches.sort_by_key(|s| s.node);
 
-    let (reason, detail) = stop_reason(results.stop_reason.as_ref());
+    let (reason, detail) = stop_reason(results);
     let run = RunSummary {
         events: results.events,
         end_time_ns: ns_f64(results.end_time),
         stop_reason: reason,
         stop_detail: detail,
+        deadlock: results.deadlock.clone(),
     };
 
     let wall = wall.map(|w| {

@@ -242,6 +242,9 @@ pub enum StopReason {
     Idle,
     /// A lossless packet was dropped and the run was told to fail on it.
     LosslessDrop(LosslessDrop),
+    /// A cycle of paused queues stayed paused for the detection time
+    /// ([`RunResults::deadlock`] names it).
+    Deadlock,
 }
 
 /// Byte accounting of data payload, for the conservation check.
@@ -336,4 +339,6 @@ pub struct RunResults {
     pub bytes: ByteLedger,
     /// Packet arena high-water mark (packets alive at once, at most).
     pub arena_slots: usize,
+    /// The deadlock that stopped the run, if one did.
+    pub deadlock: Option<crate::net::Deadlock>,
 }

@@ -55,6 +55,61 @@ pub fn adjacency(topo: &Topology) -> Vec<Vec<(NodeId, usize)>> {
     adj
 }
 
+/// How routes are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum RoutingKind {
+    /// Every shortest path (hop count), ECMP among them.
+    #[default]
+    ShortestPath,
+    /// Shortest paths within a spanning tree of the switches (breadth-first from the
+    /// lowest-numbered switch, each switch joining by its lowest-numbered link), as
+    /// Ethernet's spanning tree protocol leaves a network: links off the tree carry no
+    /// data, and since tree paths never turn back, no cyclic buffer dependency (so no PFC
+    /// deadlock) can form.
+    SpanningTree,
+}
+
+/// The links (by index) a spanning tree of `topo`'s switches keeps, with every host link,
+/// among the links marked up in `link_up`.
+pub fn spanning_tree(topo: &Topology, link_up: &[bool]) -> Vec<bool> {
+    let adj = adjacency(topo);
+    let mut keep: Vec<bool> = topo
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            link_up[i]
+                && (topo.nodes[l.a.index()] == NodeKind::Host
+                    || topo.nodes[l.b.index()] == NodeKind::Host)
+        })
+        .collect();
+    let mut seen = vec![false; topo.nodes.len()];
+    // One tree per connected group of switches (after failures there may be several).
+    for root in 0..topo.nodes.len() {
+        if topo.nodes[root] != NodeKind::Switch || seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        let mut queue = VecDeque::from([root]);
+        while let Some(u) = queue.pop_front() {
+            let mut next: Vec<(usize, NodeId)> = adj[u]
+                .iter()
+                .filter(|&&(v, link)| link_up[link] && topo.nodes[v.index()] == NodeKind::Switch)
+                .map(|&(v, link)| (link, v))
+                .collect();
+            next.sort_unstable();
+            for (link, v) in next {
+                if !seen[v.index()] {
+                    seen[v.index()] = true;
+                    keep[link] = true;
+                    queue.push_back(v.index());
+                }
+            }
+        }
+    }
+    keep
+}
+
 /// Next-hop sets of every switch towards every host.
 ///
 /// Stored as one 16-bit set id per (switch, host) into a pool of the distinct sets, which
@@ -83,10 +138,10 @@ impl Routes {
         switches * hosts * 2 + topo.nodes.len() as u64 * 4
     }
 
-    /// Computes the routes by one breadth-first search per destination host; every host
-    /// must reach every other.
-    pub fn compute(topo: &Topology) -> Result<Routes, TopologyError> {
-        Self::compute_with(topo, &vec![true; topo.links.len()], true)
+    /// Computes the routes of `kind` by one breadth-first search per destination host;
+    /// every host must reach every other.
+    pub fn compute(topo: &Topology, kind: RoutingKind) -> Result<Routes, TopologyError> {
+        Self::compute_with(topo, kind, &vec![true; topo.links.len()], true)
     }
 
     /// Routes over the links marked up in `link_up` (local port numbering stays that of the
@@ -94,9 +149,18 @@ impl Routes {
     /// error; without, unreachable destinations get empty next-hop sets (after a failure).
     pub fn compute_with(
         topo: &Topology,
+        kind: RoutingKind,
         link_up: &[bool],
         require_connected: bool,
     ) -> Result<Routes, TopologyError> {
+        let tree;
+        let link_up = match kind {
+            RoutingKind::ShortestPath => link_up,
+            RoutingKind::SpanningTree => {
+                tree = spanning_tree(topo, link_up);
+                &tree
+            }
+        };
         let adj = adjacency(topo);
         let hosts = topo.hosts();
         let n = topo.nodes.len();
@@ -239,7 +303,7 @@ mod tests {
 
     #[test]
     fn finds_equal_cost_paths() {
-        let r = Routes::compute(&two_paths()).expect("connected");
+        let r = Routes::compute(&two_paths(), RoutingKind::ShortestPath).expect("connected");
         // Switch 4's ports: 0 -> host 0, 1 -> host 1, 2 -> switch 6, 3 -> switch 7.
         assert_eq!(r.next_hops(NodeId(4), NodeId(2)), &[2, 3]);
         assert_eq!(r.next_hops(NodeId(4), NodeId(1)), &[1]);
@@ -247,15 +311,32 @@ mod tests {
     }
 
     #[test]
+    fn a_spanning_tree_keeps_one_path() {
+        let t = two_paths();
+        let keep = spanning_tree(&t, &vec![true; t.links.len()]);
+        // Host links, then from switch 4 its links to 6 and 7, then 6's link to 5.
+        assert_eq!(keep, [true, true, true, true, true, true, true, false]);
+        let r = Routes::compute(&t, RoutingKind::SpanningTree).expect("connected");
+        assert_eq!(r.next_hops(NodeId(4), NodeId(2)), &[2], "only via switch 6");
+        assert_eq!(
+            r.next_hops(NodeId(7), NodeId(2)),
+            &[0],
+            "7 reaches 5 through 4"
+        );
+    }
+
+    #[test]
     fn a_failed_link_leaves_the_other_path() {
         let t = two_paths();
         let mut up = vec![true; t.links.len()];
         up[4] = false; // switch 4 <-> switch 6
-        let r = Routes::compute_with(&t, &up, true).expect("still connected");
+        let r = Routes::compute_with(&t, RoutingKind::ShortestPath, &up, true)
+            .expect("still connected");
         assert_eq!(r.next_hops(NodeId(4), NodeId(2)), &[3]);
         up[5] = false; // and switch 4 <-> switch 7: hosts 0,1 are cut off
-        assert!(Routes::compute_with(&t, &up, true).is_err());
-        let r = Routes::compute_with(&t, &up, false).expect("partitions allowed");
+        assert!(Routes::compute_with(&t, RoutingKind::ShortestPath, &up, true).is_err());
+        let r = Routes::compute_with(&t, RoutingKind::ShortestPath, &up, false)
+            .expect("partitions allowed");
         assert!(r.next_hops(NodeId(4), NodeId(2)).is_empty());
         assert_eq!(r.next_hops(NodeId(4), NodeId(1)), &[1]);
     }
@@ -269,7 +350,7 @@ mod tests {
             links: vec![link(0, 2), link(1, 2), link(1, 3)],
         };
         assert!(matches!(
-            Routes::compute(&t),
+            Routes::compute(&t, RoutingKind::ShortestPath),
             Err(TopologyError::Disconnected { .. }) | Ok(_)
         ));
         let t2 = Topology {
@@ -277,7 +358,7 @@ mod tests {
             links: vec![link(0, 3), link(1, 3), link(2, 4)],
         };
         assert!(matches!(
-            Routes::compute(&t2),
+            Routes::compute(&t2, RoutingKind::ShortestPath),
             Err(TopologyError::Disconnected { .. })
         ));
     }
@@ -287,7 +368,7 @@ mod tests {
         // A star: the switch reaches each host by its own port; 2 bytes per host.
         let t = crate::topology::builders::star(64, Rate::from_gbps(100), Time::from_us(1))
             .expect("valid star");
-        let r = Routes::compute(&t).expect("connected");
+        let r = Routes::compute(&t, RoutingKind::ShortestPath).expect("connected");
         let sw = NodeId(64);
         for h in 0..64u32 {
             assert_eq!(r.next_hops(sw, NodeId(h)), &[h as u16]);

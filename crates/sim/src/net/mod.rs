@@ -9,6 +9,7 @@
 //!   among the non-paused queues; serialization and propagation.
 //! - [`switch`]: forwarding, MMU admission/release, PFC generation, ECN marking.
 //! - [`host`]: the RDMA NIC: flow scheduling and pacing, ACK/NACK/CNP, go-back-N, CC.
+//! - [`deadlock`]: cycles of paused queues that never drain, found while running;
 //! - [`footprint`]: the memory a run will need, known before it is built;
 //! - [`parallel`]: a run split into parts that advance on several threads, with the results
 //!   of one simulation.
@@ -17,6 +18,7 @@
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
 //! cells of the packets it queues; no packet is lost without being counted.
 
+mod deadlock;
 mod footprint;
 pub mod host;
 pub mod packet;
@@ -47,6 +49,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use switch::Switch;
 
+pub use deadlock::{Deadlock, StalledQueue};
 pub use footprint::Footprint;
 
 /// Which arena a node lives in.
@@ -141,7 +144,7 @@ impl Simulation {
     /// Builds the network described by `cfg`.
     pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
         cfg.validate()?;
-        let routes = Routes::compute(&cfg.topology).map_err(ConfigError::from)?;
+        let routes = Routes::compute(&cfg.topology, cfg.routing).map_err(ConfigError::from)?;
         Self::part_of(cfg, routes, Arc::from([]), 0)
     }
 
@@ -738,8 +741,9 @@ impl Simulation {
         }
         // Without the connectivity requirement only allocation can fail, and tables of the
         // same size were allocated when the run was built.
-        self.routes = Routes::compute_with(&self.cfg.topology, &self.link_up, false)
-            .unwrap_or_else(|e| panic!("recomputing routes after a link failure: {e}"));
+        self.routes =
+            Routes::compute_with(&self.cfg.topology, self.cfg.routing, &self.link_up, false)
+                .unwrap_or_else(|e| panic!("recomputing routes after a link failure: {e}"));
     }
 
     /// Drops the frames switch `s` is still receiving on its failed local port `in_local`:
@@ -999,6 +1003,7 @@ impl Simulation {
             stop_reason: self.stop,
             bytes: self.ledger,
             arena_slots: self.arena.capacity_used(),
+            deadlock: None,
         };
         r.sort_records();
         r

@@ -26,6 +26,7 @@
 //! part. Each part holds the whole network's state (a part's memory is a whole run's, less
 //! the packets of other parts); only its own nodes' share of it changes.
 
+use super::deadlock::{self, Deadlock};
 use super::packet::Packet;
 use super::{SimError, Simulation};
 use crate::config::{ConfigError, SimConfig};
@@ -145,6 +146,9 @@ pub struct Partitioned {
     total_flows: usize,
     stop: Option<StopReason>,
     pace: Pace,
+    /// The next deadlock check, if the run checks (see [`Partitioned::run_until`]).
+    next_check: Option<Time>,
+    deadlock: Option<Deadlock>,
 }
 
 /// Whether the windows run on all threads or one after the other on the calling thread.
@@ -325,6 +329,12 @@ impl Signal {
     }
 }
 
+/// Half a deadlock detection time (at least 1 ps): the interval between checks, so that a
+/// cycle is found within one and a half detection times of its start.
+fn half(detection: Time) -> Time {
+    Time((detection.as_ps() / 2).max(1))
+}
+
 /// Locks `m`; a poisoned lock means a part panicked, which is re-raised here.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     match m.lock() {
@@ -338,12 +348,13 @@ impl Partitioned {
     /// network splits with a positive lookahead, otherwise one.
     pub fn new(cfg: SimConfig, threads: usize) -> Result<Partitioned, SimError> {
         cfg.validate()?;
-        let routes = Routes::compute(&cfg.topology).map_err(ConfigError::from)?;
+        let routes = Routes::compute(&cfg.topology, cfg.routing).map_err(ConfigError::from)?;
         let mut s = split(&cfg.topology, threads.max(1));
         if s.parts > 1 && (s.lookahead == Time::ZERO || cfg.record.fail_on_lossless_drop) {
             s = split(&cfg.topology, 1);
         }
         let total_flows = cfg.flows.len();
+        let detection = cfg.deadlock_detection.filter(|d| *d > Time::ZERO);
         let node_part: Arc<[u16]> = if s.parts > 1 {
             Arc::from(s.node_part)
         } else {
@@ -364,6 +375,8 @@ impl Partitioned {
             total_flows,
             stop: None,
             pace: Pace::new(),
+            next_check: detection.map(half),
+            deadlock: None,
         })
     }
 
@@ -415,7 +428,64 @@ impl Partitioned {
 
     /// Processes events up to and including simulated time `limit`, or until the run
     /// ends. Returns `true` once it has.
+    ///
+    /// With deadlock detection on (`SimConfig::deadlock_detection = Some(d)`), the run is
+    /// checked every `d / 2` of simulated time while switches hold data (idle stretches are
+    /// skipped), at the same simulated times whatever the number of parts: a cycle of
+    /// egress queues paused for `d` or longer stops the run with [`StopReason::Deadlock`].
     pub fn run_until(&mut self, limit: Time) -> bool {
+        while let Some(check) = self.next_check.filter(|&c| c <= limit) {
+            if self.advance(check) {
+                return true;
+            }
+            if self.check_deadlock(check) {
+                return true;
+            }
+        }
+        self.advance(limit)
+    }
+
+    /// Stops the run if it is deadlocked at `now` (every part has handled its events up to
+    /// `now`), otherwise schedules the next check.
+    fn check_deadlock(&mut self, now: Time) -> bool {
+        let Some(detection) = self.config_detection() else {
+            self.next_check = None;
+            return false;
+        };
+        let mut view = deadlock::StallView::default();
+        for p in &self.parts {
+            view.absorb(lock(p).stall_view(now, detection));
+        }
+        let found = {
+            let first = lock(&self.parts[0]);
+            deadlock::find_deadlock(&view, now, |gp| first.peer_port(gp))
+        };
+        if let Some(d) = found {
+            self.deadlock = Some(d);
+            self.end_all(StopReason::Deadlock, now);
+            self.stop = Some(StopReason::Deadlock);
+            return true;
+        }
+        // Nothing can deadlock before something happens: skip idle time.
+        let next_event = self
+            .parts
+            .iter()
+            .filter_map(|p| lock(p).queue.peek_time())
+            .min();
+        self.next_check = next_event.map(|e| e.max(now + half(detection)));
+        false
+    }
+
+    /// The deadlock detection time of the run, if it checks.
+    fn config_detection(&self) -> Option<Time> {
+        lock(&self.parts[0])
+            .config()
+            .deadlock_detection
+            .filter(|d| *d > Time::ZERO)
+    }
+
+    /// [`Partitioned::run_until`] without deadlock checks.
+    fn advance(&mut self, limit: Time) -> bool {
         if self.parts.len() == 1 {
             let part = match self.parts[0].get_mut() {
                 Ok(p) => p,
@@ -643,6 +713,7 @@ impl Partitioned {
     /// Ends the run (if it has not ended) and collects the results of all parts.
     pub fn finish(self) -> RunResults {
         let stop = self.stop;
+        let deadlock = self.deadlock;
         let node_part = {
             let p = lock(&self.parts[0]);
             p.node_part.clone()
@@ -664,6 +735,7 @@ impl Partitioned {
         let Some(mut all) = results.next() else {
             return RunResults::default();
         };
+        all.deadlock = deadlock;
         if node_part.is_empty() {
             return all;
         }

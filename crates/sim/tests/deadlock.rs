@@ -1,0 +1,130 @@
+//! PFC deadlock: a ring whose shortest paths form a cyclic buffer dependency locks up under
+//! load and is stopped with the cycle named; detection is off or finds nothing otherwise;
+//! the same ring routed on a spanning tree has no cycle and finishes.
+
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::config::{CcConfig, SimConfig};
+use headroom_sim::net::parallel::Partitioned;
+use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::routing::RoutingKind;
+use headroom_sim::topology::{LinkSpec, NodeId, NodeKind, Topology};
+use headroom_sim::workload::FlowSpec;
+
+const RATE: Rate = Rate::from_gbps(100);
+
+fn link(a: u32, b: u32) -> LinkSpec {
+    LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate: RATE,
+        delay: Time::from_us(1),
+        error_rate: 0.0,
+    }
+}
+
+/// Five switches in a ring (nodes 5-9), one host on each (host i on switch 5 + i); host i
+/// sends to host i + 2, whose only shortest path runs clockwise through two ring links,
+/// so every ring link carries two flows and each switch's clockwise queue waits for the
+/// next switch's: a cyclic buffer dependency. No congestion control, small buffers.
+fn ring(size: u64) -> SimConfig {
+    let n = 5u32;
+    let mut nodes = vec![NodeKind::Host; n as usize];
+    nodes.extend(std::iter::repeat_n(NodeKind::Switch, n as usize));
+    let mut links: Vec<LinkSpec> = (0..n).map(|i| link(i, n + i)).collect();
+    links.extend((0..n).map(|i| link(n + i, n + (i + 1) % n)));
+    let flows = (0..n)
+        .map(|i| FlowSpec {
+            src: NodeId(i),
+            dst: NodeId((i + 2) % n),
+            prio: 3,
+            size,
+            start: Time::ZERO,
+            dport: 100 + i as u16,
+        })
+        .collect();
+    let mut cfg = SimConfig::new(Topology { nodes, links }, flows);
+    cfg.host.cc = CcConfig::None;
+    cfg.switch.buffer_bytes = 400_000;
+    cfg.stop_time = Some(Time::from_ms(20));
+    cfg
+}
+
+fn run(cfg: SimConfig, threads: usize) -> RunResults {
+    let mut sim = Partitioned::new(cfg, threads).expect("valid config");
+    sim.run_until(Time::MAX);
+    sim.check_invariants().expect("invariants");
+    sim.finish()
+}
+
+#[test]
+fn a_ring_with_a_cyclic_dependency_deadlocks_and_the_cycle_is_named() {
+    let r = run(ring(50_000_000), 1);
+    assert_eq!(
+        r.stop_reason,
+        Some(StopReason::Deadlock),
+        "{:?}",
+        r.stop_reason
+    );
+    let d = r.deadlock.as_ref().expect("the cycle");
+    let nodes: Vec<u32> = d.cycle.iter().map(|q| q.node).collect();
+    assert_eq!(nodes.len(), 5, "every ring switch is in the cycle: {d}");
+    for (q, next) in d.cycle.iter().zip(d.cycle.iter().cycle().skip(1)) {
+        assert_eq!(
+            q.peer, next.node,
+            "each queue is paused by the next one's switch: {d}"
+        );
+        assert_eq!(q.prio, 3);
+        assert!(q.bytes > 0 && q.paused_since + Time::from_ms(1) <= d.detected_at);
+    }
+    // Detected within one and a half detection times of the lock-up, far before 20 ms.
+    assert!(d.detected_at < Time::from_ms(5), "{d}");
+    assert_eq!(r.end_time, d.detected_at);
+    assert!(r.flows.iter().all(|f| f.finish.is_none()));
+}
+
+#[test]
+fn the_deadlock_is_found_at_the_same_time_with_the_same_cycle_on_any_thread_count() {
+    let one = run(ring(50_000_000), 1);
+    for threads in 2..=3 {
+        let many = run(ring(50_000_000), threads);
+        assert_eq!(one.deadlock, many.deadlock, "{threads} threads");
+        assert_eq!(one.events, many.events, "{threads} threads");
+    }
+}
+
+#[test]
+fn without_detection_the_deadlocked_ring_runs_to_its_stop_time() {
+    let mut cfg = ring(50_000_000);
+    cfg.deadlock_detection = None;
+    cfg.stop_time = Some(Time::from_ms(4));
+    let r = run(cfg, 1);
+    assert_eq!(r.stop_reason, Some(StopReason::StopTime));
+    assert!(r.deadlock.is_none());
+}
+
+#[test]
+fn light_traffic_on_the_same_ring_finishes_without_a_false_alarm() {
+    // Small flows: queues build and drain, no cycle stays paused.
+    let r = run(ring(20_000), 1);
+    assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone));
+}
+
+#[test]
+fn the_same_ring_routed_on_a_spanning_tree_does_not_deadlock() {
+    // The tree drops one ring link: paths no longer close a cycle, so the same traffic
+    // finishes (slowly: the tree's links carry more).
+    let mut cfg = ring(2_000_000);
+    cfg.routing = RoutingKind::SpanningTree;
+    cfg.stop_time = None;
+    let r = run(cfg.clone(), 1);
+    assert_eq!(
+        r.stop_reason,
+        Some(StopReason::AllFlowsDone),
+        "{:?}",
+        r.deadlock
+    );
+    // Shortest paths on the same traffic do lock up.
+    cfg.routing = RoutingKind::ShortestPath;
+    cfg.stop_time = Some(Time::from_ms(20));
+    assert_eq!(run(cfg, 1).stop_reason, Some(StopReason::Deadlock));
+}
