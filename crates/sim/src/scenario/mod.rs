@@ -139,6 +139,9 @@ pub struct Scenario {
     /// For each flow of `config.flows`, the index in `workloads` of the entry that made it
     /// (to report background and incast flows apart).
     pub flow_workload: Vec<u32>,
+    /// Things that are allowed but probably not meant (e.g. a scenario without traffic),
+    /// one sentence each, for the caller to show before running.
+    pub warnings: Vec<String>,
 }
 
 /// Output options of a scenario (the `[output]` section; `sample_interval` and
@@ -347,6 +350,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             if s.trim().is_empty() {
                 return Err(f.err(&cx, "must not be empty"));
             }
+            unsafe_dir_name(s).map_or(Ok(()), |why| Err(f.err(&cx, why)))?;
             s.to_string()
         }
         None => path
@@ -456,9 +460,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             let name = match field {
                 "host.mtu_payload" => "host.mtu",
                 "switch.cell_bytes" => "switch.cell",
+                "switch.buffer_bytes" => "switch.buffer",
+                "switch.chip_ports" => "switch.ports",
                 other => other,
             };
-            let span = cx.spans.borrow().get(name).cloned();
+            // A default value has no key: point at its table, else at the topology whose
+            // size made the default insufficient.
+            let spans = cx.spans.borrow();
+            let span = [name, name.split('.').next().unwrap_or(name), "topology"]
+                .iter()
+                .find_map(|k| spans.get(*k).cloned());
             cx.err(name, span, reason)
         }
     })?;
@@ -481,6 +492,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         .iter()
         .map(|w| kinds.get(w).cloned().unwrap_or_default())
         .collect();
+    let mut warnings = Vec::new();
+    if config.flows.is_empty() {
+        warnings.push(if !top.has("workload") {
+            "no [[workload]]: the run carries no traffic until stop_time".to_string()
+        } else {
+            "the workloads make no flows: the run carries no traffic until stop_time".to_string()
+        });
+    }
     Ok(Scenario {
         name,
         config,
@@ -488,7 +507,38 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         workloads,
         workload_kinds,
         flow_workload,
+        warnings,
     })
+}
+
+/// Why `name` cannot be the output directory `out/<name>/`, if it cannot: it must be one
+/// plain directory name (no separators, not `.`-led such as `..` or a hidden directory)
+/// made of characters every file system and shell takes as they are.
+fn unsafe_dir_name(name: &str) -> Option<String> {
+    const MAX: usize = 255;
+    let why = if name.starts_with('.') || name.contains("..") {
+        "must not start with `.` or contain `..`".to_string()
+    } else if name.len() > MAX {
+        format!(
+            "is {} bytes long; a directory name may have at most {MAX}",
+            name.len()
+        )
+    } else if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')))
+    {
+        let c = match c {
+            '/' | '\\' => format!("the path separator `{c}`"),
+            c if c.is_whitespace() || c.is_control() => format!("{c:?}"),
+            c => format!("`{c}`"),
+        };
+        format!("contains {c}; use letters, digits, `-`, `_`, `.` and `+`")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "`{name}` cannot name the output directory out/<name>/: it {why}"
+    ))
 }
 
 /// The seed of the RNG of a random workload: `splitmix64(splitmix64(seed) ^ stream)`,
