@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{FileLocation, InvalidScenario, ScenarioError, DEFAULT_PRIO};
+use super::{FileLocation, InvalidScenario, ScenarioError, TableKeys, DEFAULT_PRIO};
 use crate::topology::{NodeId, NodeKind, Topology};
 use headroom_mech::units::{parse_bytes, parse_rate, parse_time, Rate, Time, UnitError};
 
@@ -135,9 +135,28 @@ pub(super) struct Cx<'t> {
     pub(super) dir: PathBuf,
     /// Spans of every field read, by dotted path (to place errors of `SimConfig::validate`).
     pub(super) spans: RefCell<BTreeMap<String, Range<usize>>>,
+    /// When asked for (by `accepted_keys`): the keys each table accepted and was given, by
+    /// [`schema_path`] and variant.
+    pub(super) keys: Option<RefCell<BTreeMap<(String, String), TableKeys>>>,
 }
 
-impl Cx<'_> {
+impl<'t> Cx<'t> {
+    /// The context of parsing `text`, read from `path`; `record_keys` turns on
+    /// [`Cx::keys`].
+    pub(super) fn new(text: &'t str, path: &'t Path, record_keys: bool) -> Self {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Cx {
+            path,
+            text,
+            dir,
+            spans: RefCell::new(BTreeMap::new()),
+            keys: record_keys.then(|| RefCell::new(BTreeMap::new())),
+        }
+    }
+
     pub(super) fn err(
         &self,
         field: &str,
@@ -247,7 +266,14 @@ impl<'a> Tbl<'a> {
         self.check_keys_with(cx, known, "")
     }
 
-    pub(super) fn check_keys_with(&self, cx: &Cx, known: &[&str], context: &str) -> Res<()> {
+    /// [`Tbl::check_keys`] for a table whose keys depend on a `variant` (`kind = "star"`),
+    /// which the error names. Every call that passes is recorded when `cx` records keys.
+    pub(super) fn check_keys_with(&self, cx: &Cx, known: &[&str], variant: &str) -> Res<()> {
+        let context = if variant.is_empty() {
+            String::new()
+        } else {
+            format!(" for {variant}")
+        };
         if let Some(e) = self
             .entries
             .iter()
@@ -264,8 +290,34 @@ impl<'a> Tbl<'a> {
                 format!("unknown key `{}`{context} ({expected})", e.key),
             ));
         }
+        if let Some(keys) = &cx.keys {
+            let mut keys = keys.borrow_mut();
+            let rec = keys
+                .entry((schema_path(&self.name), variant.to_string()))
+                .or_default();
+            rec.accepted.extend(known.iter().map(|k| k.to_string()));
+            rec.written
+                .extend(self.entries.iter().map(|e| e.key.clone()));
+        }
         Ok(())
     }
+}
+
+/// A table's dotted path as the reference documents it: without array indices
+/// (`workload[2].flow[0]` → `workload.flow`) and with queue numbers as `N`
+/// (`switch.ecn.queue.3` → `switch.ecn.queue.N`).
+fn schema_path(name: &str) -> String {
+    name.split('.')
+        .map(|seg| {
+            let seg = seg.split('[').next().unwrap_or(seg);
+            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                "N"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// One value being read, with its dotted path.

@@ -96,7 +96,7 @@ mod topology;
 mod workload;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -306,16 +306,71 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// file in errors, gives the default name (its stem), and is the base of relative file
 /// references (its directory; the current directory when it has none).
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let cx = Cx {
-        path,
-        text,
-        dir,
-        spans: RefCell::new(BTreeMap::new()),
-    };
+    parse_in(&Cx::new(text, path, false))
+}
+
+/// The keys one table of the scenario format accepts, and those a parsed text wrote in it.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableKeys {
+    /// Every key the table accepts.
+    pub accepted: BTreeSet<String>,
+    /// The keys the text gave it.
+    pub written: BTreeSet<String>,
+}
+
+/// For the reference's test (`tests/scenario_reference.rs`): parses `text` as [`parse`]
+/// does and returns the keys of every table it read, by table and variant. A table is its
+/// dotted path without array indices and with queue numbers as `N` (`""` for the top
+/// level, `workload.flow`, `switch.ecn.queue.N`); a variant is the key that selects the
+/// table's keys, as written in errors (`kind = "star"`, `headroom = "sonic"`), or `""`.
+#[doc(hidden)]
+pub fn accepted_keys(
+    text: &str,
+    path: &Path,
+) -> Result<BTreeMap<(String, String), TableKeys>, ScenarioError> {
+    let cx = Cx::new(text, path, true);
+    parse_in(&cx)?;
+    Ok(cx.keys.map(RefCell::into_inner).unwrap_or_default())
+}
+
+/// A key whose value selects which keys a table accepts (`[topology] kind`), from the list
+/// the parser takes its values from.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    /// The table, as in [`accepted_keys`].
+    pub table: &'static str,
+    /// The selecting key.
+    pub key: &'static str,
+    /// Each value with the keys the table then accepts.
+    pub values: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// For the reference's test: every [`Variant`] of the scenario format.
+#[doc(hidden)]
+pub fn variants() -> [Variant; 3] {
+    [
+        Variant {
+            table: "topology",
+            key: "kind",
+            values: &topology::TOPOLOGY_KINDS,
+        },
+        Variant {
+            table: "workload",
+            key: "kind",
+            values: &workload::WORKLOAD_KINDS,
+        },
+        Variant {
+            table: "switch.headroom_params",
+            key: "headroom",
+            values: &switch::HEADROOM_FORMULAS,
+        },
+    ]
+}
+
+fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
+    let (text, path) = (cx.text, cx.path);
     let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
         cx.err(
             "",
@@ -330,7 +385,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         entries: &entries,
     };
     top.check_keys(
-        &cx,
+        cx,
         &[
             "name",
             "seed",
@@ -344,13 +399,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
         ],
     )?;
 
-    let name = match top.get(&cx, "name") {
+    let name = match top.get(cx, "name") {
         Some(f) => {
-            let s = f.str(&cx)?;
+            let s = f.str(cx)?;
             if s.trim().is_empty() {
-                return Err(f.err(&cx, "must not be empty"));
+                return Err(f.err(cx, "must not be empty"));
             }
-            unsafe_dir_name(s).map_or(Ok(()), |why| Err(f.err(&cx, why)))?;
+            unsafe_dir_name(s).map_or(Ok(()), |why| Err(f.err(cx, why)))?;
             s.to_string()
         }
         None => path
@@ -359,46 +414,46 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "scenario".to_string()),
     };
-    let seed = match top.get(&cx, "seed") {
-        Some(f) => f.uint(&cx, 0, i64::MAX as u64)?,
+    let seed = match top.get(cx, "seed") {
+        Some(f) => f.uint(cx, 0, i64::MAX as u64)?,
         None => 1,
     };
-    let stop_time = match top.get(&cx, "stop_time") {
-        Some(f) => Some(f.positive_time(&cx)?),
+    let stop_time = match top.get(cx, "stop_time") {
+        Some(f) => Some(f.positive_time(cx)?),
         None => None,
     };
 
-    let topo_field = top.req(&cx, "topology")?;
+    let topo_field = top.req(cx, "topology")?;
     let topo_span = topo_field.span();
-    let topology = parse_topology(&cx, &topo_field)?;
+    let topology = parse_topology(cx, &topo_field)?;
 
     let mut config = SimConfig::new(topology, Vec::new());
     config.seed = seed;
     config.stop_time = stop_time;
-    if let Some(f) = top.get(&cx, "switch") {
-        parse_switch(&cx, &f, &mut config.switch)?;
+    if let Some(f) = top.get(cx, "switch") {
+        parse_switch(cx, &f, &mut config.switch)?;
     }
-    if let Some(f) = top.get(&cx, "host") {
-        parse_host(&cx, &f, &mut config)?;
+    if let Some(f) = top.get(cx, "host") {
+        parse_host(cx, &f, &mut config)?;
     }
     let mut output = OutputOptions::default();
-    if let Some(f) = top.get(&cx, "output") {
-        parse_output(&cx, &f, &mut config, &mut output)?;
+    if let Some(f) = top.get(cx, "output") {
+        parse_output(cx, &f, &mut config, &mut output)?;
     }
 
     let mut flows = Flows::default();
-    if let Some(f) = top.get(&cx, "workload") {
+    if let Some(f) = top.get(cx, "workload") {
         let list = match &f.node.v {
             V::Array(items) => items,
             V::Table(_) => {
                 return Err(f.err(
-                    &cx,
+                    cx,
                     "`workload` must be an array of tables: write [[workload]], not [workload]",
                 ))
             }
             other => {
                 return Err(f.err(
-                    &cx,
+                    cx,
                     format!("expected [[workload]] tables, found {}", other.describe()),
                 ))
             }
@@ -408,29 +463,29 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
                 name: format!("workload[{i}]"),
                 node,
             };
-            parse_workload(&cx, &w, i, seed, &config.topology, &mut flows)?;
+            parse_workload(cx, &w, i, seed, &config.topology, &mut flows)?;
         }
     }
     let kinds = flows.kinds.clone();
     let (list, origins) = flows.finish();
     config.flows = list;
-    if let Some(f) = top.get(&cx, "link_failure") {
+    if let Some(f) = top.get(cx, "link_failure") {
         let V::Array(items) = &f.node.v else {
-            return Err(f.err(&cx, "write [[link_failure]] tables (time, a, b)"));
+            return Err(f.err(cx, "write [[link_failure]] tables (time, a, b)"));
         };
         for (i, node) in items.iter().enumerate() {
             let lf = Fld {
                 name: format!("link_failure[{i}]"),
                 node,
             };
-            let mut t = lf.table(&cx)?;
-            t.check_keys(&cx, &["time", "a", "b"])?;
-            let time = t.req(&cx, "time")?.time(&cx)?;
+            let mut t = lf.table(cx)?;
+            t.check_keys(cx, &["time", "a", "b"])?;
+            let time = t.req(cx, "time")?.time(cx)?;
             let mut end = |key: &str| -> Res<NodeId> {
-                let f = t.req(&cx, key)?;
-                let n = f.uint(&cx, 0, u64::from(u32::MAX))?;
+                let f = t.req(cx, key)?;
+                let n = f.uint(cx, 0, u64::from(u32::MAX))?;
                 if n as usize >= config.topology.len() {
-                    return Err(f.err(&cx, format!("unknown node {n}")));
+                    return Err(f.err(cx, format!("unknown node {n}")));
                 }
                 Ok(NodeId(n as u32))
             };
@@ -441,7 +496,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
                 .iter()
                 .any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a));
             if !joins {
-                return Err(lf.err(&cx, format!("no link joins nodes {} and {}", a.0, b.0)));
+                return Err(lf.err(cx, format!("no link joins nodes {} and {}", a.0, b.0)));
             }
             config.link_failures.push(LinkFailure { time, a, b });
         }

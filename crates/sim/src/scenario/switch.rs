@@ -307,7 +307,8 @@ fn parse_headroom(cx: &Cx, t: &mut Tbl) -> Res<HeadroomSizing> {
                         return Err(f.err(
                             cx,
                             format!(
-                                "`{other}` is neither a formula (pfc-guide, dsh, sonic, hpcc) nor a size: {}",
+                                "`{other}` is neither a formula ({}) nor a size: {}",
+                                HEADROOM_FORMULAS.map(|(f, _)| f).join(", "),
                                 unit_reason(e, Quantity::Bytes)
                             ),
                         ))
@@ -317,24 +318,16 @@ fn parse_headroom(cx: &Cx, t: &mut Tbl) -> Res<HeadroomSizing> {
             (k, s.to_string())
         }
     };
-    let known: &[&str] = match kind {
-        Kind::PfcGuide => &["mtu_r", "mtu_s", "response"],
-        Kind::Dsh => &["mtu"],
-        Kind::Sonic => &[
-            "port_mtu",
-            "lossless_mtu",
-            "small_packet_percent",
-            "mac_phy",
-            "gearbox_delay",
-            "response",
-        ],
-        Kind::Hpcc | Kind::Fixed(_) => &[],
-    };
+    // A fixed size takes no parameters.
+    let known = HEADROOM_FORMULAS
+        .iter()
+        .find(|(f, _)| *f == label)
+        .map_or(&[][..], |(_, keys)| *keys);
     let params = t.get(cx, "headroom_params");
     let mut p = match &params {
         Some(f) => {
             let p = f.table(cx)?;
-            p.check_keys_with(cx, known, &format!(" for headroom = \"{label}\""))?;
+            p.check_keys_with(cx, known, &format!("headroom = \"{label}\""))?;
             Some(p)
         }
         None => None,
@@ -381,6 +374,25 @@ fn parse_headroom(cx: &Cx, t: &mut Tbl) -> Res<HeadroomSizing> {
         Kind::Fixed(b) => HeadroomSizing::Fixed(b),
     })
 }
+
+/// Every headroom formula with the keys its `[switch.headroom_params]` accepts (the
+/// reference's test checks each is documented).
+pub(super) const HEADROOM_FORMULAS: [(&str, &[&str]); 4] = [
+    ("pfc-guide", &["mtu_r", "mtu_s", "response"]),
+    ("dsh", &["mtu"]),
+    (
+        "sonic",
+        &[
+            "port_mtu",
+            "lossless_mtu",
+            "small_packet_percent",
+            "mac_phy",
+            "gearbox_delay",
+            "response",
+        ],
+    ),
+    ("hpcc", &[]),
+];
 
 /// Default MTU of the DSH formula: the DSH paper's 1500 B.
 const DSH_MTU: u64 = 1500;
