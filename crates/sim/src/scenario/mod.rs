@@ -1,7 +1,9 @@
 //! Scenario files: the TOML input of `headroom run`.
 //!
 //! [`load`] and [`parse`] turn a scenario file into a [`Scenario`]: a name, the resolved
-//! [`SimConfig`] the engine runs, and [`OutputOptions`]. The schema (every section but
+//! [`SimConfig`] the engine runs, [`OutputOptions`], and warnings. The user's reference,
+//! with every key's type, unit and default, is `docs/scenario.md` (kept equal to the
+//! parser by `tests/scenario_reference.rs`). The schema in short (every section but
 //! `[topology]` is optional):
 //!
 //! ```toml
