@@ -23,6 +23,7 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Everything one run needs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -430,10 +431,15 @@ impl SwitchConfig {
             .iter()
             .map(|&(rate, _)| self.alpha.for_rate(rate))
             .collect();
-        let typical = ports.iter().copied().max_by_key(|&(r, _)| {
-            let same = ports.iter().filter(|&&(q, _)| q == r).count();
-            (same, std::cmp::Reverse(r))
-        });
+        // Counted once per rate: a switch may have 100,000 ports.
+        let mut per_rate: BTreeMap<Rate, usize> = BTreeMap::new();
+        for &(rate, _) in ports {
+            *per_rate.entry(rate).or_default() += 1;
+        }
+        let typical = ports
+            .iter()
+            .copied()
+            .max_by_key(|&(r, _)| (per_rate.get(&r).copied(), std::cmp::Reverse(r)));
         if let (Some(n), Some((rate, delay))) = (self.chip_ports, typical) {
             while etas.len() < n {
                 etas.push(self.headroom.bytes(rate, delay, self.cell_bytes));
@@ -660,20 +666,27 @@ impl SimConfig {
     /// Every switch's chip has a port for each of its links, and its buffer holds its
     /// reservations (the MMU the run would build accepts them).
     fn validate_switches(&self) -> Result<(), ConfigError> {
-        // Per node, its links' rates and delays in link order: the port order of the run.
-        let mut ports: Vec<Vec<(Rate, Time)>> = vec![Vec::new(); self.topology.nodes.len()];
-        for l in &self.topology.links {
-            ports[l.a.index()].push((l.rate, l.delay));
-            ports[l.b.index()].push((l.rate, l.delay));
+        // Per switch, its links' rates and delays in link order: the port order of the run.
+        let mut ports: BTreeMap<usize, Vec<(Rate, Time)>> = BTreeMap::new();
+        for (node, kind) in self.topology.nodes.iter().enumerate() {
+            if *kind == NodeKind::Switch {
+                ports.insert(node, Vec::new());
+            }
         }
-        let switches = self
-            .topology
-            .nodes
-            .iter()
-            .zip(&ports)
-            .enumerate()
-            .filter(|(_, (kind, _))| **kind == NodeKind::Switch);
-        for (node, (_, mine)) in switches {
+        for l in &self.topology.links {
+            for end in [l.a.index(), l.b.index()] {
+                if let Some(p) = ports.get_mut(&end) {
+                    p.push((l.rate, l.delay));
+                }
+            }
+        }
+        // Switches with the same ports have the same MMU: check each kind once (a chain or
+        // a fat tree has a few kinds and up to millions of switches).
+        let mut checked = std::collections::BTreeSet::new();
+        for (node, mine) in &ports {
+            if !checked.insert(mine) {
+                continue;
+            }
             if let Some(chip) = self.switch.chip_ports.filter(|&c| c < mine.len()) {
                 return Err(ConfigError::Parameter {
                     field: "switch.chip_ports",
