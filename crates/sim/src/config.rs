@@ -7,13 +7,15 @@
 //!
 //! Invariants a valid config keeps (checked by [`SimConfig::validate`]): the topology is
 //! structurally valid, every flow names two distinct hosts and a priority below 8 with a
-//! non-zero size, packet sizes are non-zero, a switch buffer is below 4 GiB, and a run has
-//! a way to stop (a stop time, or flows that can all finish).
+//! non-zero size, packet sizes are non-zero, a switch buffer is below 4 GiB and holds every
+//! switch's private and headroom reservations, a switch chip has at least as many ports
+//! as the topology connects to any switch, and a run has a way to stop (a stop time, or
+//! flows that can all finish).
 
 use crate::topology::{NodeKind, Topology};
 use crate::workload::FlowSpec;
 use headroom_mech::buffer::formula::{self, SonicInputs};
-use headroom_mech::buffer::mmu::Reservation;
+use headroom_mech::buffer::mmu::{Mmu, MmuConfig, Reservation};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::DcqcnConfig;
 use headroom_mech::ecn::RedConfig;
@@ -21,6 +23,7 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Everything one run needs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -426,6 +429,52 @@ impl Default for SwitchConfig {
     }
 }
 
+impl SwitchConfig {
+    /// The MMU of a switch whose connected ports have the rates and delays `ports`, in port
+    /// order: a headroom and an alpha per port, and the same for every port of the chip
+    /// the topology leaves unconnected (`chip_ports`), as ports of the switch's most common
+    /// connected kind (ties: the slowest), because a real switch reserves for them too.
+    pub fn mmu_config(&self, ports: &[(Rate, Time)]) -> MmuConfig {
+        let mut etas: Vec<u64> = ports
+            .iter()
+            .map(|&(rate, delay)| self.headroom.bytes(rate, delay, self.cell_bytes))
+            .collect();
+        let mut alphas: Vec<Alpha> = ports
+            .iter()
+            .map(|&(rate, _)| self.alpha.for_rate(rate))
+            .collect();
+        // Counted once per rate: a switch may have 100,000 ports.
+        let mut per_rate: BTreeMap<Rate, usize> = BTreeMap::new();
+        for &(rate, _) in ports {
+            *per_rate.entry(rate).or_default() += 1;
+        }
+        let typical = ports
+            .iter()
+            .copied()
+            .max_by_key(|&(r, _)| (per_rate.get(&r).copied(), std::cmp::Reverse(r)));
+        if let (Some(n), Some((rate, delay))) = (self.chip_ports, typical) {
+            while etas.len() < n {
+                etas.push(self.headroom.bytes(rate, delay, self.cell_bytes));
+                alphas.push(self.alpha.for_rate(rate));
+            }
+        }
+        let scheme = self
+            .scheme
+            .resolve(self.reservation, &etas, self.lossless.count_ones());
+        MmuConfig {
+            cell_bytes: self.cell_bytes,
+            buffer_bytes: self.buffer_bytes,
+            private_bytes: self.private_bytes,
+            headroom_bytes: etas,
+            alpha: alphas,
+            egress_alpha: self.egress_alpha,
+            xon_offset_bytes: self.xon_offset,
+            lossless: self.lossless,
+            scheme,
+        }
+    }
+}
+
 /// End-to-end congestion control of every flow.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum CcConfig {
@@ -618,11 +667,53 @@ impl SimConfig {
                 return param("host.nic_buffer.drain", "must be > 0");
             }
         }
+        self.validate_switches()?;
         if self.stop_time.is_none() && self.flows.is_empty() {
             return param(
                 "stop_time",
                 "no flows and no stop time: the run would never end",
             );
+        }
+        Ok(())
+    }
+
+    /// Every switch's chip has a port for each of its links, and its buffer holds its
+    /// reservations (the MMU the run would build accepts them).
+    fn validate_switches(&self) -> Result<(), ConfigError> {
+        // Per switch, its links' rates and delays in link order: the port order of the run.
+        let mut ports: BTreeMap<usize, Vec<(Rate, Time)>> = BTreeMap::new();
+        for (node, kind) in self.topology.nodes.iter().enumerate() {
+            if *kind == NodeKind::Switch {
+                ports.insert(node, Vec::new());
+            }
+        }
+        for l in &self.topology.links {
+            for end in [l.a.index(), l.b.index()] {
+                if let Some(p) = ports.get_mut(&end) {
+                    p.push((l.rate, l.delay));
+                }
+            }
+        }
+        // Switches with the same ports have the same MMU: check each kind once (a chain or
+        // a fat tree has a few kinds and up to millions of switches).
+        let mut checked = std::collections::BTreeSet::new();
+        for (node, mine) in &ports {
+            if !checked.insert(mine) {
+                continue;
+            }
+            if let Some(chip) = self.switch.chip_ports.filter(|&c| c < mine.len()) {
+                return Err(ConfigError::Parameter {
+                    field: "switch.chip_ports",
+                    reason: format!(
+                        "{chip} ports are fewer than the {} links of switch {node}",
+                        mine.len()
+                    ),
+                });
+            }
+            Mmu::new(&self.switch.mmu_config(mine)).map_err(|e| ConfigError::Parameter {
+                field: "switch.buffer_bytes",
+                reason: format!("switch {node}: {e}"),
+            })?;
         }
         Ok(())
     }

@@ -482,6 +482,7 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
             "host.mtu_payload" => c.err("PACKET_PAYLOAD_SIZE", reason),
             "stop_time" => c.err("SIMULATOR_STOP_TIME", reason),
             "link_failures" => c.err("LINK_DOWN", reason),
+            "switch.buffer_bytes" => c.err("BUFFER_SIZE", reason),
             other => c.err(other, reason),
         },
     })?;

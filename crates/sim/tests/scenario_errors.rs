@@ -539,3 +539,85 @@ fn ecn_per_queue() {
         "{ kmin = \"1KB\" }",
     );
 }
+
+#[test]
+fn no_traffic_is_a_warning() {
+    assert!(parse(BASE).expect("valid").warnings.is_empty());
+    let idle = "stop_time = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\n";
+    let s = parse(idle).expect("a scenario without traffic is valid");
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        s.warnings[0].contains("no [[workload]]"),
+        "{:?}",
+        s.warnings
+    );
+    let empty = format!("workload = []\n{idle}");
+    let s = parse(&empty).expect("valid");
+    assert!(s.warnings[0].contains("make no flows"), "{:?}", s.warnings);
+}
+
+#[test]
+fn chip_ports_below_connected_ports() {
+    // The star's switch has 4 links.
+    let text = format!("{BASE}\n[switch]\nports = 3\n");
+    let e = check(
+        &text,
+        "switch.ports",
+        "3 ports are fewer than the 4 links",
+        "3",
+    );
+    assert!(e.to_string().starts_with("test.toml:"), "{e}");
+    let text = format!("{BASE}\n[switch]\nports = 4\n");
+    parse(&text).expect("as many chip ports as links");
+}
+
+#[test]
+fn buffer_too_small_for_reservations_names_the_field() {
+    let text = format!("{BASE}\n[switch]\nbuffer = \"100KB\"\nheadroom = \"50KB\"\n");
+    let e = check(
+        &text,
+        "switch.buffer",
+        "leave no shared buffer",
+        "\"100KB\"",
+    );
+    assert!(e.reason().contains("switch 4"), "{e}");
+    let (line, _) = match &e {
+        ScenarioError::Invalid(i) => i.line_col().expect("a span"),
+        ScenarioError::Io { .. } => panic!("{e}"),
+    };
+    assert_eq!(text.lines().nth(line - 1), Some("buffer = \"100KB\""));
+    // Without a `buffer` key the default is too small: the error points at [switch].
+    let text = format!("{BASE}\n[switch]\nheadroom = \"10MiB\"\n");
+    check(&text, "switch.buffer", "leave no shared buffer", "[switch]");
+    // Private reservations count too.
+    let text = format!("{BASE}\n[switch]\nbuffer = \"1MiB\"\nprivate = \"64KiB\"\n");
+    check(&text, "switch.buffer", "private", "\"1MiB\"");
+}
+
+#[test]
+fn name_must_be_a_plain_directory_name() {
+    for (name, why) in [
+        ("../escape", "`..`"),
+        ("..", "`..`"),
+        (".hidden", "start with `.`"),
+        ("a/b", "path separator `/`"),
+        ("a\\\\b", "path separator `\\`"),
+        ("two words", "' '"),
+        ("tab\\there", "'\\t'"),
+        ("star*", "`*`"),
+        ("colon:", "`:`"),
+    ] {
+        let text = format!("name = \"{name}\"\n{BASE}");
+        let e = err(&text);
+        assert_eq!(e.field(), Some("name"), "{name}: {e}");
+        assert!(e.reason().contains(why), "{name}: {e}");
+        assert!(e.reason().contains("out/<name>/"), "{name}: {e}");
+    }
+    let long = "x".repeat(300);
+    let e = err(&format!("name = \"{long}\"\n{BASE}"));
+    assert!(e.reason().contains("at most 255"), "{e}");
+    for ok in ["incast-2to1", "run_3.v2", "a+b", "größe"] {
+        let s = parse(&format!("name = \"{ok}\"\n{BASE}")).expect(ok);
+        assert_eq!(s.name, ok);
+    }
+}

@@ -35,7 +35,7 @@ use crate::results::{
 };
 use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
-use headroom_mech::buffer::{Mmu, MmuConfig};
+use headroom_mech::buffer::Mmu;
 use headroom_mech::cc::{CongestionControl, Dcqcn};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::units::{Rate, Time};
@@ -244,48 +244,11 @@ impl Simulation {
             match kind {
                 NodeKind::Switch => {
                     let s = &cfg.switch;
-                    let mut etas: Vec<u64> = my_ports
+                    let mine: Vec<(Rate, Time)> = my_ports
                         .iter()
-                        .map(|&p| {
-                            let p = &ports[p as usize];
-                            s.headroom.bytes(p.rate, p.delay, s.cell_bytes)
-                        })
+                        .map(|&p| (ports[p as usize].rate, ports[p as usize].delay))
                         .collect();
-                    let mut alphas: Vec<_> = my_ports
-                        .iter()
-                        .map(|&p| s.alpha.for_rate(ports[p as usize].rate))
-                        .collect();
-                    // Unconnected ports of the chip still get their reservation, as ports
-                    // of the switch's most common connected kind (ties: the slowest).
-                    let typical = my_ports.iter().copied().max_by_key(|&p| {
-                        let r = ports[p as usize].rate;
-                        let same = my_ports
-                            .iter()
-                            .filter(|&&q| ports[q as usize].rate == r)
-                            .count();
-                        (same, std::cmp::Reverse(r))
-                    });
-                    if let (Some(n), Some(f)) = (s.chip_ports, typical) {
-                        let f = &ports[f as usize];
-                        while etas.len() < n {
-                            etas.push(s.headroom.bytes(f.rate, f.delay, s.cell_bytes));
-                            alphas.push(s.alpha.for_rate(f.rate));
-                        }
-                    }
-                    let scheme = s
-                        .scheme
-                        .resolve(s.reservation, &etas, s.lossless.count_ones());
-                    let mmu_cfg = MmuConfig {
-                        cell_bytes: s.cell_bytes,
-                        buffer_bytes: s.buffer_bytes,
-                        private_bytes: s.private_bytes,
-                        headroom_bytes: etas,
-                        alpha: alphas,
-                        egress_alpha: s.egress_alpha,
-                        xon_offset_bytes: s.xon_offset,
-                        lossless: s.lossless,
-                        scheme,
-                    };
+                    let mmu_cfg = s.mmu_config(&mine);
                     let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
                         node: node as u32,
                         source,

@@ -1,0 +1,227 @@
+//! `[topology]` and its `[[topology.link]]` list: the network a scenario runs on.
+//!
+//! Invariants:
+//! - `kind` selects the keys a table accepts; any other key is an error naming the kind.
+//! - A returned [`Topology`] has passed the builders' checks (node counts within
+//!   `builders::MAX_NODES`); an explicit link list has also passed [`Topology::validate`],
+//!   with a host's extra link reported at that link.
+//! - Link delays default to [`DEFAULT_DELAY`]; error rates to 0.
+
+use super::fields::{opt_time, read_referenced, Cx, Fld, Res, Tbl};
+use super::DEFAULT_DELAY;
+use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
+
+/// Every topology kind with the keys its `[topology]` table accepts: the one list the
+/// parser takes kinds from (the reference's test checks each is documented).
+pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
+    (
+        "dumbbell",
+        &[
+            "kind",
+            "left_hosts",
+            "right_hosts",
+            "host_rate",
+            "bottleneck_rate",
+            "delay",
+        ],
+    ),
+    ("star", &["kind", "hosts", "rate", "delay"]),
+    (
+        "chain",
+        &["kind", "switches", "hosts_per_switch", "rate", "delay"],
+    ),
+    (
+        "leaf-spine",
+        &[
+            "kind",
+            "leaves",
+            "spines",
+            "hosts_per_leaf",
+            "host_rate",
+            "uplink_rate",
+            "oversubscription",
+            "delay",
+        ],
+    ),
+    ("fat-tree", &["kind", "k", "rate", "delay"]),
+    ("links", &["kind", "hosts", "switches", "link"]),
+    ("hpcc-file", &["kind", "file"]),
+];
+
+fn count(cx: &Cx, t: &mut Tbl, key: &str, lo: u64) -> Res<usize> {
+    // MAX_NODES fits in usize and u64; the builders re-check totals.
+    Ok(t.req(cx, key)?.uint(cx, lo, builders::MAX_NODES as u64)? as usize)
+}
+
+pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
+    let mut t = f.table(cx)?;
+    let kind_f = t.req(cx, "kind")?;
+    let kind = kind_f.str(cx)?;
+    let Some(&(_, known)) = TOPOLOGY_KINDS.iter().find(|(k, _)| *k == kind) else {
+        let kinds: Vec<&str> = TOPOLOGY_KINDS.iter().map(|(k, _)| *k).collect();
+        return Err(kind_f.err(
+            cx,
+            format!(
+                "unknown topology kind `{kind}` (expected one of: {})",
+                kinds.join(", ")
+            ),
+        ));
+    };
+    t.check_keys_with(cx, known, &format!("kind = \"{kind}\""))?;
+    let bad = |e: TopologyError| kind_f.err(cx, e.to_string());
+    match kind {
+        "dumbbell" => {
+            let left = count(cx, &mut t, "left_hosts", 1)?;
+            let right = count(cx, &mut t, "right_hosts", 1)?;
+            let host_rate = t.req(cx, "host_rate")?.positive_rate(cx)?;
+            let bottleneck = t.req(cx, "bottleneck_rate")?.positive_rate(cx)?;
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            builders::dumbbell(left, right, host_rate, bottleneck, delay).map_err(bad)
+        }
+        "star" => {
+            let hosts = count(cx, &mut t, "hosts", 2)?;
+            let rate = t.req(cx, "rate")?.positive_rate(cx)?;
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            builders::star(hosts, rate, delay).map_err(bad)
+        }
+        "chain" => {
+            let switches = count(cx, &mut t, "switches", 1)?;
+            let per = count(cx, &mut t, "hosts_per_switch", 1)?;
+            let rate = t.req(cx, "rate")?.positive_rate(cx)?;
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            builders::chain(switches, per, rate, delay).map_err(bad)
+        }
+        "leaf-spine" => {
+            let leaves = count(cx, &mut t, "leaves", 1)?;
+            let spines = count(cx, &mut t, "spines", 1)?;
+            let per = count(cx, &mut t, "hosts_per_leaf", 1)?;
+            let host_rate = t.req(cx, "host_rate")?.positive_rate(cx)?;
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            let mut p = builders::LeafSpine::new(leaves, spines, per, host_rate, delay);
+            let up = t.get(cx, "uplink_rate");
+            let over = t.get(cx, "oversubscription");
+            match (up, over) {
+                (Some(_), Some(o)) => {
+                    return Err(o.err(cx, "give `uplink_rate` or `oversubscription`, not both"))
+                }
+                (Some(u), None) => p.uplink_rate = u.positive_rate(cx)?,
+                (None, Some(o)) => {
+                    let ratio = o.float(cx)?;
+                    p = p
+                        .with_oversubscription(ratio)
+                        .map_err(|e| o.err(cx, e.to_string()))?;
+                }
+                (None, None) => {}
+            }
+            builders::leaf_spine(&p).map_err(bad)
+        }
+        "fat-tree" => {
+            let kf = t.req(cx, "k")?;
+            let k = kf.uint(cx, 2, 512)? as usize;
+            if k & 1 == 1 {
+                return Err(kf.err(cx, format!("the fat-tree arity must be even, found {k}")));
+            }
+            let rate = t.req(cx, "rate")?.positive_rate(cx)?;
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            builders::fat_tree(k, rate, delay).map_err(bad)
+        }
+        "links" => parse_links(cx, &mut t),
+        _ => {
+            // "hpcc-file": the only kind of TOPOLOGY_KINDS left.
+            let ff = t.req(cx, "file")?;
+            let (path, shown, text) = read_referenced(cx, &ff)?;
+            crate::topology::hpcc::parse(&text, &shown).map_err(|e| match e {
+                TopologyError::File { line, reason, .. } => {
+                    cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
+                }
+                other => cx.file_err(&ff.name, ff.span(), path.clone(), 0, other.to_string()),
+            })
+        }
+    }
+}
+
+fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<Topology> {
+    let hosts_f = t.req(cx, "hosts")?;
+    let hosts = hosts_f.uint(cx, 0, builders::MAX_NODES as u64)? as usize;
+    let switches = t
+        .req(cx, "switches")?
+        .uint(cx, 0, builders::MAX_NODES as u64)? as usize;
+    let total = hosts + switches;
+    if total > builders::MAX_NODES {
+        return Err(hosts_f.err(
+            cx,
+            format!("too many nodes (at most {})", builders::MAX_NODES),
+        ));
+    }
+    let mut nodes = vec![NodeKind::Host; hosts];
+    nodes.resize(total, NodeKind::Switch);
+    let lf = t.req(cx, "link")?;
+    let mut links = Vec::new();
+    let mut link_fields = Vec::new();
+    for (i, node) in lf.array(cx)?.iter().enumerate() {
+        let ef = lf.elem(i, node);
+        let mut lt = ef.table(cx)?;
+        lt.check_keys(cx, &["a", "b", "rate", "delay", "error_rate"])?;
+        let mut end = |key: &str| -> Res<NodeId> {
+            let f = lt.req(cx, key)?;
+            let n = f.uint(cx, 0, u64::from(u32::MAX))?;
+            if n as usize >= total {
+                return Err(f.err(
+                    cx,
+                    format!(
+                        "unknown node {n}: there are {total} nodes (hosts 0..{hosts}, switches {hosts}..{total})"
+                    ),
+                ));
+            }
+            Ok(NodeId(n as u32))
+        };
+        let a = end("a")?;
+        let b = end("b")?;
+        if a == b {
+            return Err(ef.err(cx, format!("link joins node {} to itself", a.0)));
+        }
+        let rate = lt.req(cx, "rate")?.positive_rate(cx)?;
+        let delay = opt_time(cx, &mut lt, "delay", DEFAULT_DELAY)?;
+        let error_rate = match lt.get(cx, "error_rate") {
+            Some(f) => {
+                let e = f.float(cx)?;
+                if !(0.0..=1.0).contains(&e) {
+                    return Err(f.err(cx, format!("must be in [0, 1], found {e}")));
+                }
+                e
+            }
+            None => 0.0,
+        };
+        links.push(LinkSpec {
+            a,
+            b,
+            rate,
+            delay,
+            error_rate,
+        });
+        link_fields.push(ef);
+    }
+    let topo = Topology { nodes, links };
+    topo.validate().map_err(|e| match &e {
+        TopologyError::HostLinks { node, links: 0 } => hosts_f.err(
+            cx,
+            format!("host {node} has no link; every host needs exactly one"),
+        ),
+        TopologyError::HostLinks { node, .. } => {
+            // Report at the host's second link.
+            let second = topo
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.a.0 == *node || l.b.0 == *node)
+                .nth(1)
+                .and_then(|(i, _)| link_fields.get(i));
+            match second {
+                Some(f) => f.err(cx, e.to_string()),
+                None => lf.err(cx, e.to_string()),
+            }
+        }
+        _ => lf.err(cx, e.to_string()),
+    })?;
+    Ok(topo)
+}
