@@ -572,7 +572,7 @@ pub(super) fn opt_prio(cx: &Cx, t: &mut Tbl, key: &str) -> Res<u8> {
 pub(super) fn read_referenced(cx: &Cx, f: &Fld) -> Res<(PathBuf, String, String)> {
     let path = cx.resolve(f.str(cx)?);
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::input::read_text(&path, crate::input::MAX_FLOW_FILE_BYTES).map_err(|e| {
         cx.file_err(
             &f.name,
             f.span(),

@@ -104,6 +104,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::config::{ConfigError, LinkFailure, SimConfig};
+use crate::routing::RoutingKind;
 use crate::topology::NodeId;
 use fields::{table_entries, Cx, Fld, Res, Tbl, V};
 use headroom_mech::units::Time;
@@ -297,7 +298,7 @@ impl ScenarioError {
 /// Reads and parses a scenario file. Relative file references in it resolve against the
 /// file's directory.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| ScenarioError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -392,6 +393,8 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
             "name",
             "seed",
             "stop_time",
+            "routing",
+            "deadlock_detection",
             "topology",
             "switch",
             "host",
@@ -432,6 +435,25 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
     let mut config = SimConfig::new(topology, Vec::new());
     config.seed = seed;
     config.stop_time = stop_time;
+    if let Some(f) = top.get(cx, "routing") {
+        config.routing = match f.str(cx)? {
+            "shortest-path" => RoutingKind::ShortestPath,
+            "spanning-tree" => RoutingKind::SpanningTree,
+            other => {
+                return Err(f.err(
+                    cx,
+                    format!("unknown routing `{other}` (expected shortest-path or spanning-tree)"),
+                ))
+            }
+        };
+    }
+    if let Some(f) = top.get(cx, "deadlock_detection") {
+        config.deadlock_detection = match &f.node.v {
+            V::Bool(false) => None,
+            V::Str(s) if s == "off" => None,
+            _ => Some(f.positive_time(cx)?),
+        };
+    }
     if let Some(f) = top.get(cx, "switch") {
         parse_switch(cx, &f, &mut config.switch)?;
     }
