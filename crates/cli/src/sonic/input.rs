@@ -120,6 +120,8 @@ pub struct Loaded {
     pub state_dump: RawDb,
     /// The Redis the tables were read from, if any.
     pub redis: Option<RedisSource>,
+    /// The `--asic-table` file, if given (to name it when it holds no ASIC).
+    pub asic_table: Option<PathBuf>,
 }
 
 /// Reads a file as text.
@@ -216,6 +218,7 @@ pub fn load(source: &Source, asic: Option<&Path>, peripheral: Option<&Path>) -> 
         config_label: label,
         state_dump,
         redis,
+        asic_table: asic.map(Path::to_path_buf),
     })
 }
 

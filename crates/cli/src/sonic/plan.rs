@@ -10,6 +10,10 @@
 //!   `PERIPHERAL_TABLE` entries of its `-a`/`-p` files and the mirrors `BUFFER_POOL_TABLE`,
 //!   `BUFFER_PROFILE_TABLE` (same fields as APPL_DB; keys are `TABLE|name` in Redis).
 //!
+//! Both files are written together or not at all. Inputs SONiC would refuse
+//! ([`headroom_sonic::validate`], applied when loading) and a missing ASIC (`--asic-table` or
+//! `--redis` is required) are refused before anything is written.
+//!
 //! Printed (unless `--quiet`): the `show buffer information` view, the PG map, the pool
 //! accounting, the maximum-headroom check, items not rendered, and for `--model dsh` the DSH
 //! plan (insurance headroom per port, shared pool, thresholds).
@@ -83,20 +87,32 @@ pub fn compute(loaded: &Loaded, model: ModelName) -> Result<Planned> {
 /// The ASIC parameters are the one STATE_DB input without a fallback: without them, say which
 /// option gives them (rather than blaming the CONFIG_DB, which does not hold them).
 fn require_asic(loaded: &Loaded) -> Result<()> {
-    match (loaded.state.asic(), &loaded.redis) {
-        (Ok(_), _) => Ok(()),
-        (Err(LookupError::NoAsic), None) => Err(SonicError::new(
+    let names = || {
+        let n: Vec<&str> = loaded.state.asic_table.keys().map(String::as_str).collect();
+        n.join(", ")
+    };
+    match (loaded.state.asic(), &loaded.asic_table, &loaded.redis) {
+        (Ok(_), _, _) => Ok(()),
+        (Err(LookupError::NoAsic), Some(file), _) => Err(SonicError::new(format!(
+            "{}: no ASIC_TABLE entry (buffermgrd's -a file holds one \"ASIC_TABLE:<NAME>\" \
+             entry)",
+            file.display()
+        ))),
+        (Err(LookupError::NoAsic), None, None) => Err(SonicError::new(
             "no ASIC parameters: --asic-table FILE (buffermgrd's -a asic_table.json) or --redis \
              URL (a switch's STATE_DB ASIC_TABLE) is required",
         )),
-        (Err(LookupError::NoAsic), Some(r)) => Err(SonicError::new(format!(
+        (Err(LookupError::NoAsic), None, Some(r)) => Err(SonicError::new(format!(
             "no ASIC parameters: STATE_DB at {} has no ASIC_TABLE entry (buffermgrd has not \
              started); give --asic-table FILE",
             r.url
         ))),
-        (Err(e), _) => Err(SonicError::new(format!(
-            "{e} (in --state-db, --asic-table and, with --redis, STATE_DB together)"
+        (Err(e), Some(file), None) => Err(SonicError::new(format!(
+            "{e}: ASIC_TABLE {} (from {} and --state-db together)",
+            names(),
+            file.display()
         ))),
+        (Err(e), _, _) => Err(SonicError::new(format!("{e}: ASIC_TABLE {}", names()))),
     }
 }
 
