@@ -485,7 +485,7 @@ proptest! {
         let Ok(()) = validate(&config, None) else {
             return Ok(());
         };
-        for (k, _) in &config.pgs {
+        for k in config.pgs.keys() {
             prop_assert!(k.ids.hi() < 8, "{k:?}");
             prop_assert!(config.ports.contains_key(&k.port));
             let mut others = config.pgs_of(&k.port).filter(|(o, _)| *o != k);
