@@ -396,7 +396,7 @@ fn plan_rejects_bad_inputs() {
 
     std::fs::write(d.join("empty.json"), "{}").expect("write");
     a[5] = "empty.json";
-    rejects(&a, d, &["ASIC_TABLE has no entry"]);
+    rejects(&a, d, &["empty.json: no ASIC_TABLE entry"]);
 
     std::fs::write(
         d.join("tiny_state.json"),

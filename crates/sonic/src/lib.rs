@@ -15,6 +15,8 @@
 //! - [`pool`]: shared buffer pool sizes and shared headroom pool (SONiC's pool plugin),
 //!   including the fallback path, and what buffermgrd writes from the result.
 //! - [`check`]: the per-port maximum-headroom check.
+//! - [`validate`]: what SONiC's YANG models and `config` CLI refuse in a typed CONFIG_DB (id
+//!   ranges, bounds), the one validation of every `headroom sonic` command.
 //! - [`naming`]: dynamic profile names and platform model numbers.
 //! - [`render`]: the steady-state APPL_DB for a configuration snapshot.
 //! - [`defaults`]: SONiC's default dynamic-mode configuration and zero profiles.
@@ -38,3 +40,4 @@ pub mod pool;
 pub mod render;
 pub mod swss;
 pub mod tables;
+pub mod validate;

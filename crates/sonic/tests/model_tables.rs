@@ -1,12 +1,16 @@
 //! Typed tables: parsing SONiC's encodings, and the errors for bad values.
 
 use headroom_sonic::defaults::{mellanox_dynamic, DefaultOptions, DefaultPort};
+use headroom_sonic::model::mellanox::Mellanox;
 use headroom_sonic::model::{HeadroomArgs, HeadroomEnv};
+use headroom_sonic::render::render;
 use headroom_sonic::tables::appl::ApplDb;
 use headroom_sonic::tables::config::{AdminStatus, ConfigDb, Port};
 use headroom_sonic::tables::raw::{from_flat_json, from_nested_json, to_nested_json};
 use headroom_sonic::tables::state::{AsicModel, StateDb};
 use headroom_sonic::tables::{CableLength, IdRange, LookupError, PortIds, TableError, Threshold};
+use headroom_sonic::validate::{validate, MAX_CABLE_METRES};
+use proptest::prelude::*;
 
 /// A small valid config_db.json in SONiC's nested format.
 const CONFIG: &str = r#"{
@@ -394,4 +398,109 @@ fn default_config_round_trips_through_json() {
     let text = to_nested_json(&db.to_raw());
     let back = ConfigDb::from_raw(&from_nested_json(&text).expect("json")).expect("valid");
     assert_eq!(back, db);
+}
+
+/// Values that have broken parsers before: too large for u64/i8/u16, negative, Lua-only
+/// number forms, two-digit and reversed id ranges.
+const NASTY: [&str; 14] = [
+    "18446744073709551616",
+    "99999999999999999999",
+    "-1",
+    "1e400",
+    "nan",
+    "0x7fffffffffffffff",
+    "0",
+    "",
+    "9217",
+    "10-11",
+    "7-8",
+    "4",
+    "65535",
+    "99999999999999999999m",
+];
+
+/// A CONFIG_DB edit: a field of an existing entry, or a new `BUFFER_PG`/`BUFFER_QUEUE` key.
+#[derive(Clone, Debug)]
+enum Edit {
+    Field(&'static str, &'static str, &'static str, &'static str),
+    Pg(&'static str, &'static str),
+    Queue(&'static str, &'static str),
+}
+
+fn edit_strategy() -> impl Strategy<Value = Edit> {
+    let value = prop::sample::select(NASTY.to_vec());
+    let field = prop::sample::select(vec![
+        ("PORT", "Ethernet0", "speed"),
+        ("PORT", "Ethernet0", "mtu"),
+        ("PORT", "Ethernet4", "lanes"),
+        ("CABLE_LENGTH", "AZURE", "Ethernet0"),
+        ("CABLE_LENGTH", "AZURE", "Ethernet12"),
+        ("BUFFER_POOL", "egress_lossless_pool", "size"),
+        ("BUFFER_POOL", "ingress_lossless_pool", "xoff"),
+        ("BUFFER_POOL", "egress_lossy_pool", "percentage"),
+        ("BUFFER_PROFILE", "pg_override", "xon"),
+        ("BUFFER_PROFILE", "pg_override", "size"),
+        ("BUFFER_PROFILE", "th1", "dynamic_th"),
+        (
+            "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+            "AZURE",
+            "over_subscribe_ratio",
+        ),
+        (
+            "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+            "AZURE",
+            "default_dynamic_th",
+        ),
+        ("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "mtu"),
+    ]);
+    let port = prop::sample::select(vec!["Ethernet0", "Ethernet8", "Ethernet1"]);
+    prop_oneof![
+        (field, value.clone()).prop_map(|((t, k, f), v)| Edit::Field(t, k, f, v)),
+        (port.clone(), value.clone()).prop_map(|(p, v)| Edit::Pg(p, v)),
+        (port, value).prop_map(|(p, v)| Edit::Queue(p, v)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Malformed and out-of-range CONFIG_DB values: typing, SONiC's validation and rendering
+    /// never panic; what passes validation is within its bounds.
+    #[test]
+    fn nasty_values_never_panic(edits in prop::collection::vec(edit_strategy(), 1..6)) {
+        let mut v: serde_json::Value = serde_json::from_str(CONFIG).expect("json");
+        for e in &edits {
+            match e {
+                Edit::Field(t, k, f, val) => v[*t][*k][*f] = (*val).into(),
+                Edit::Pg(p, ids) => v["BUFFER_PG"][format!("{p}|{ids}")] = serde_json::json!({}),
+                Edit::Queue(p, ids) => {
+                    v["BUFFER_QUEUE"][format!("{p}|{ids}")] =
+                        serde_json::json!({"profile": "egress_lossy_profile"})
+                }
+            }
+        }
+        let Ok(config) = parse(&v.to_string()) else {
+            return Ok(());
+        };
+        let Ok(()) = validate(&config, None) else {
+            return Ok(());
+        };
+        for k in config.pgs.keys() {
+            prop_assert!(k.ids.hi() < 8, "{k:?}");
+            prop_assert!(config.ports.contains_key(&k.port));
+            let mut others = config.pgs_of(&k.port).filter(|(o, _)| *o != k);
+            prop_assert!(others.all(|(o, _)| !o.ids.overlaps(k.ids)), "{k:?}");
+        }
+        for m in config.cable_lengths.values() {
+            prop_assert!(m.values().all(|c| c.metres() <= MAX_CABLE_METRES));
+        }
+        let state = StateDb::with_asic(AsicModel::Spectrum2.params());
+        let _ = render(&config, &state, &Mellanox);
+    }
+}
+
+#[test]
+fn valid_config_passes_validation() {
+    let config = parse(CONFIG).expect("typed");
+    assert_eq!(validate(&config, None), Ok(()));
 }

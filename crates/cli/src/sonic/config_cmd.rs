@@ -47,7 +47,10 @@
 //!   without `PGS` removes all lossless PGs of the port); the override profile exists, is an
 //!   ingress profile and is lossless.
 //! - cable length: the port exists; the length is a whole number of metres with the unit `m`
-//!   (`40m`; `40` is rejected: SONiC would read it as 4 m).
+//!   (`40m`; `40` is rejected: SONiC would read it as 4 m), at most 100 km.
+//! - and the resulting CONFIG_DB passes SONiC's validation ([`headroom_sonic::validate`]: PG
+//!   and queue ids within the port's, disjoint, on existing ports; numbers within bounds), the
+//!   same validation `plan`, `diff` and `show` apply to what they read.
 //!
 //! When the ASIC parameters are known (`--asic-table`, or `ASIC_TABLE` in the switch's
 //! STATE_DB) the changed configuration is also rendered (with STATE_DB's `mmu_size` and
@@ -60,12 +63,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use headroom_sonic::render::render;
-use headroom_sonic::tables::config::{
-    names, BufferProfile, ConfigDb, EGRESS_LOSSLESS_POOL, INGRESS_LOSSLESS_POOL,
-};
+use headroom_sonic::tables::config::{names, BufferProfile, ConfigDb, INGRESS_LOSSLESS_POOL};
 use headroom_sonic::tables::raw::{self, Fields, RawDb};
 use headroom_sonic::tables::state::StateDb;
 use headroom_sonic::tables::{Direction, IdRange, Threshold};
+use headroom_sonic::validate::{buffer_size, cable_length_error, priority_groups, validate};
 use serde_json::{Map, Value};
 
 use super::input::{self, read_nested, read_text, Source};
@@ -400,6 +402,8 @@ pub fn run(a: &ConfigArgs) -> Result<ExitCode> {
     let summary = apply(&mut ctx, &a.command)?;
 
     let new_config = ConfigDb::from_raw(&ctx.doc.db)
+        .map_err(|e| SonicError::new(format!("the change would leave {label} invalid: {e}")))?;
+    validate(&new_config, ctx.state.as_ref())
         .map_err(|e| SonicError::new(format!("the change would leave {label} invalid: {e}")))?;
     if let Some(state) = ctx.state.as_ref().filter(|s| s.asic().is_ok()) {
         fit_check(&new_config, state, a.model)?;
@@ -846,18 +850,7 @@ fn shp_size(ctx: &mut Ctx, size: u64) -> Result<String> {
     if !cfg.pools.contains_key(INGRESS_LOSSLESS_POOL) {
         fail!("BUFFER_POOL|{INGRESS_LOSSLESS_POOL} does not exist");
     }
-    let mmu = ctx
-        .state
-        .as_ref()
-        .and_then(|s| s.mmu_size)
-        .map(|m| (m, "STATE_DB BUFFER_MAX_PARAM_TABLE|global.mmu_size"))
-        .or_else(|| {
-            cfg.pools
-                .get(EGRESS_LOSSLESS_POOL)
-                .and_then(|p| p.size)
-                .map(|m| (m, "BUFFER_POOL|egress_lossless_pool.size"))
-        });
-    if let Some((m, from)) = mmu {
+    if let Some((m, from)) = buffer_size(cfg, ctx.state.as_ref()) {
         if size >= m {
             fail!(
                 "shared headroom pool size {size} must be less than the buffer size {m} ({from})"
@@ -949,18 +942,9 @@ fn parse_pgs(ctx: &Ctx, port: &str, pgs: &str) -> Result<IdRange> {
             "PG map {pgs:?} is malformed: {reason} (write e.g. 3-4 or 6)"
         ))
     })?;
-    let max = ctx
-        .state
-        .as_ref()
-        .and_then(|s| s.port_max.get(port))
-        .and_then(|m| m.max_priority_groups)
-        .unwrap_or(8);
-    if u64::from(range.hi()) >= max {
-        fail!(
-            "PG {} is out of range: {port} has {max} priority groups (0-{})",
-            range.hi(),
-            max.saturating_sub(1)
-        );
+    let limit = priority_groups(ctx.state.as_ref(), port);
+    if u64::from(range.hi()) >= limit.count {
+        fail!("PG {} is out of range: {limit}", range.hi());
     }
     Ok(range)
 }
@@ -1104,6 +1088,11 @@ fn cable_length(ctx: &mut Ctx, port: &str, length: &str) -> Result<String> {
                 let t = n.trim_start_matches('0');
                 let canonical = if t.is_empty() { "0" } else { t };
                 fail!("cable length {length:?} has a leading zero: write {canonical}m");
+            }
+            // Digits only: parses (to infinity at worst, which the bound refuses).
+            let metres = n.parse::<f64>().unwrap_or(f64::INFINITY);
+            if let Some(allowed) = cable_length_error(metres) {
+                fail!("cable length {length:?} of {port} is out of range: {allowed}");
             }
         }
         _ if digits(length) => {

@@ -444,6 +444,7 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
             new
         }
     };
+    input::validate(&new.config, &new.state, &new.config_label)?;
     let before = plan::compute(&old, a.model)?;
     let after = plan::compute(&new, a.model)?;
     let d = PlanDiff::new(&before, &after);

@@ -14,6 +14,10 @@
 //! The ASIC and peripheral files are merged into STATE_DB, as buffermgrd writes them there at
 //! start-up. Every error names the file it comes from.
 //!
+//! [`InputArgs::load`] (`plan`, `diff`, `show`) then applies SONiC's validation
+//! ([`headroom_sonic::validate`]) to CONFIG_DB, as `config` does to the CONFIG_DB it writes:
+//! no command accepts a configuration another refuses.
+//!
 //! With `--redis URL` ([`Source::Redis`], see [`super::redis`]) CONFIG_DB (database 4) and
 //! STATE_DB (database 6) are read from a switch's Redis instead of `--config-db`/`--state-db`,
 //! into the same dumps, and typed by the same code: a configuration gives the same result from
@@ -84,13 +88,15 @@ impl InputArgs {
         }
     }
 
-    /// Loads the tables.
+    /// Loads the tables and validates CONFIG_DB ([`validate`]).
     pub fn load(&self) -> Result<Loaded> {
-        load(
+        let loaded = load(
             &self.source()?,
             self.asic_table.as_deref(),
             self.peripheral_table.as_deref(),
-        )
+        )?;
+        validate(&loaded.config, &loaded.state, &loaded.config_label)?;
+        Ok(loaded)
     }
 }
 
@@ -114,6 +120,8 @@ pub struct Loaded {
     pub state_dump: RawDb,
     /// The Redis the tables were read from, if any.
     pub redis: Option<RedisSource>,
+    /// The `--asic-table` file, if given (to name it when it holds no ASIC).
+    pub asic_table: Option<PathBuf>,
 }
 
 /// Reads a file as text.
@@ -137,6 +145,14 @@ pub fn read_flat(path: &Path) -> Result<RawDb> {
 /// Types a CONFIG_DB dump; errors are prefixed with `label`.
 pub fn parse_config(raw: &RawDb, label: &str) -> Result<ConfigDb> {
     ConfigDb::from_raw(raw).map_err(|e| SonicError::new(format!("{label}: {e}")))
+}
+
+/// SONiC's validation of a typed CONFIG_DB ([`headroom_sonic::validate`]: id ranges, bounds),
+/// with STATE_DB's per-port limits; errors are prefixed with `label` (the CONFIG_DB holds the
+/// bad values).
+pub fn validate(config: &ConfigDb, state: &StateDb, label: &str) -> Result<()> {
+    headroom_sonic::validate::validate(config, Some(state))
+        .map_err(|e| SonicError::new(format!("{label}: {e}")))
 }
 
 /// Types one STATE_DB dump; errors are prefixed with `label`.
@@ -202,6 +218,7 @@ pub fn load(source: &Source, asic: Option<&Path>, peripheral: Option<&Path>) -> 
         config_label: label,
         state_dump,
         redis,
+        asic_table: asic.map(Path::to_path_buf),
     })
 }
 

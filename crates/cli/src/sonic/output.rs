@@ -3,9 +3,9 @@
 //! text tables of SONiC's `show` commands (python `tabulate`'s "simple" format).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{Result, SonicError};
+use super::{fail, Result};
 
 /// `value` as pretty JSON with 4-space indentation and a final newline. Object keys come out
 /// sorted (serde_json's map is ordered), so equal inputs give byte-identical text.
@@ -27,6 +27,49 @@ pub fn json_text(value: &serde_json::Value) -> String {
 /// permissions of the file it replaces), flushed to disk, then renamed over `path`. On error
 /// `path` is untouched and the temporary removed.
 pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    write_all_atomically(&[(path, text)])
+}
+
+/// Writes several files as [`write_atomically`] does, all or none: every temporary file is
+/// written and flushed first, and only then are they renamed over their targets. If any
+/// temporary cannot be written, no target is touched and every temporary is removed. (A
+/// rename failing after others succeeded is the one partial outcome left; renames in one
+/// directory fail only if the directory itself breaks meanwhile.)
+pub fn write_all_atomically(files: &[(&Path, &str)]) -> Result<()> {
+    let mut temps = Vec::new();
+    for (path, text) in files {
+        let tmp = temp_path(path);
+        let written = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            drop(f);
+            if let Ok(meta) = std::fs::metadata(path) {
+                std::fs::set_permissions(&tmp, meta.permissions())?;
+            }
+            Ok::<_, std::io::Error>(())
+        })();
+        temps.push(tmp);
+        if let Err(e) = written {
+            for t in &temps {
+                let _ = std::fs::remove_file(t);
+            }
+            fail!("cannot write {}: {e}", path.display());
+        }
+    }
+    for (i, ((path, _), tmp)) in files.iter().zip(&temps).enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            for t in &temps[i..] {
+                let _ = std::fs::remove_file(t);
+            }
+            fail!("cannot write {}: {e}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// `.<name>.tmp<pid>` next to `path`.
+fn temp_path(path: &Path) -> PathBuf {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -35,21 +78,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        drop(f);
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        SonicError::new(format!("cannot write {}: {e}", path.display()))
-    })
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
 }
 
 /// A text table: columns left-aligned, two spaces apart, a dashed rule under the header

@@ -10,6 +10,10 @@
 //!   `PERIPHERAL_TABLE` entries of its `-a`/`-p` files and the mirrors `BUFFER_POOL_TABLE`,
 //!   `BUFFER_PROFILE_TABLE` (same fields as APPL_DB; keys are `TABLE|name` in Redis).
 //!
+//! Both files are written together or not at all. Inputs SONiC would refuse
+//! ([`headroom_sonic::validate`], applied when loading) and a missing ASIC (`--asic-table` or
+//! `--redis` is required) are refused before anything is written.
+//!
 //! Printed (unless `--quiet`): the `show buffer information` view, the PG map, the pool
 //! accounting, the maximum-headroom check, items not rendered, and for `--model dsh` the DSH
 //! plan (insurance headroom per port, shared pool, thresholds).
@@ -22,9 +26,10 @@ use headroom_sonic::model::dsh::{self, Dsh, DshPlan};
 use headroom_sonic::render::{render, Rendered};
 use headroom_sonic::tables::appl::names as appl_names;
 use headroom_sonic::tables::raw::RawDb;
+use headroom_sonic::tables::LookupError;
 
 use super::input::{InputArgs, Loaded};
-use super::output::{json_text, write_atomically};
+use super::output::{json_text, write_all_atomically};
 use super::{ModelName, Result, SonicError};
 
 /// Arguments of `headroom sonic plan`.
@@ -61,6 +66,7 @@ pub struct Planned {
 
 /// Renders the steady state of `loaded` with `model` (and the DSH plan for `dsh`).
 pub fn compute(loaded: &Loaded, model: ModelName) -> Result<Planned> {
+    require_asic(loaded)?;
     let m = model.model();
     let rendered = render(&loaded.config, &loaded.state, &m)
         .map_err(|e| SonicError::new(format!("{}: {e}", loaded.config_label)))?;
@@ -76,6 +82,38 @@ pub fn compute(loaded: &Loaded, model: ModelName) -> Result<Planned> {
         dsh,
         model,
     })
+}
+
+/// The ASIC parameters are the one STATE_DB input without a fallback: without them, say which
+/// option gives them (rather than blaming the CONFIG_DB, which does not hold them).
+fn require_asic(loaded: &Loaded) -> Result<()> {
+    let names = || {
+        let n: Vec<&str> = loaded.state.asic_table.keys().map(String::as_str).collect();
+        n.join(", ")
+    };
+    match (loaded.state.asic(), &loaded.asic_table, &loaded.redis) {
+        (Ok(_), _, _) => Ok(()),
+        (Err(LookupError::NoAsic), Some(file), _) => Err(SonicError::new(format!(
+            "{}: no ASIC_TABLE entry (buffermgrd's -a file holds one \"ASIC_TABLE:<NAME>\" \
+             entry)",
+            file.display()
+        ))),
+        (Err(LookupError::NoAsic), None, None) => Err(SonicError::new(
+            "no ASIC parameters: --asic-table FILE (buffermgrd's -a asic_table.json) or --redis \
+             URL (a switch's STATE_DB ASIC_TABLE) is required",
+        )),
+        (Err(LookupError::NoAsic), None, Some(r)) => Err(SonicError::new(format!(
+            "no ASIC parameters: STATE_DB at {} has no ASIC_TABLE entry (buffermgrd has not \
+             started); give --asic-table FILE",
+            r.url
+        ))),
+        (Err(e), Some(file), None) => Err(SonicError::new(format!(
+            "{e}: ASIC_TABLE {} (from {} and --state-db together)",
+            names(),
+            file.display()
+        ))),
+        (Err(e), _, _) => Err(SonicError::new(format!("{e}: ASIC_TABLE {}", names()))),
+    }
 }
 
 /// `appl_db.json`: the rendered APPL_DB buffer tables.
@@ -123,8 +161,13 @@ pub fn run(a: &PlanArgs) -> Result<ExitCode> {
         .map_err(|e| SonicError::new(format!("cannot create {}: {e}", a.out.display())))?;
     let appl_path = a.out.join("appl_db.json");
     let state_path = a.out.join("state_db.json");
-    write_atomically(&appl_path, &db_text(&appl_db(&planned)))?;
-    write_atomically(&state_path, &db_text(&state_db(&loaded, &planned)))?;
+    let (appl_text, state_text) = (
+        db_text(&appl_db(&planned)),
+        db_text(&state_db(&loaded, &planned)),
+    );
+    // Both files or neither: a state_db.json from another run next to this appl_db.json
+    // would be a plan nobody computed.
+    write_all_atomically(&[(&appl_path, &appl_text), (&state_path, &state_text)])?;
     if !a.quiet {
         out!("{}", super::show::plan_view(&loaded, &planned));
         outln!("Wrote {} and {}", appl_path.display(), state_path.display());

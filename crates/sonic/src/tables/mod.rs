@@ -155,6 +155,19 @@ pub enum TableError {
         /// The direction the table needs.
         expected: &'static str,
     },
+    /// A well-formed value outside what SONiC accepts (see [`crate::validate`]): a PG id
+    /// beyond the port's priority groups, a cable longer than 100 km, an MTU above 9216.
+    #[error("{table}|{key}: {what} is out of range: {allowed}")]
+    OutOfRange {
+        /// Table name.
+        table: String,
+        /// Object key.
+        key: String,
+        /// The value and where it sits, e.g. ``field `mtu` = "65535"`` or `PG 10-11`.
+        what: String,
+        /// The accepted range and where it comes from.
+        allowed: String,
+    },
     /// Two fields contradict each other (e.g. both `dynamic_th` and `static_th`, or a
     /// threshold kind that does not match the pool's mode).
     #[error("{table}|{key}: {reason}")]
