@@ -137,6 +137,9 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
         .as_ref()
         .ok_or_else(|| miette!("no scenario given"))?;
     let s = scenario::load(path).map_err(scenario_report)?;
+    for w in &s.warnings {
+        errln!("warning: {}: {w}", path.display());
+    }
     Ok(Prepared {
         name: s.name,
         config: s.config,

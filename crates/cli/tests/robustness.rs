@@ -238,3 +238,94 @@ fn the_hpcc_example_runs_from_any_directory_into_a_directory_named_after_it() {
     assert!(dir.path().join("out/hpcc/summary.json").exists(), "{err}");
     assert!(!dir.path().join("out/config").exists());
 }
+
+#[test]
+fn the_ring_example_deadlocks_with_exit_code_4_and_its_spanning_tree_twin_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ring = repo().join("examples/deadlock/ring.toml");
+    let out = headroom(
+        &[
+            "run",
+            ring.to_str().expect("utf-8"),
+            "--out",
+            "ring",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("PFC deadlock at") && err.contains("(cycle)"),
+        "{err}"
+    );
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("ring/summary.json")).expect("outputs are written"),
+    )
+    .expect("json");
+    assert_eq!(summary["run"]["stop_reason"], "deadlock");
+    assert_eq!(
+        summary["run"]["deadlock"]["cycle"].as_array().map(Vec::len),
+        Some(5)
+    );
+    let tree = repo().join("examples/deadlock/ring-spanning-tree.toml");
+    let out = headroom(
+        &[
+            "run",
+            tree.to_str().expect("utf-8"),
+            "--out",
+            "tree",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_scenario_without_traffic_warns() {
+    let text = "stop_time = \"10us\"\n[topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\n";
+    let (code, err) = run_scenario(text, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning:") && err.contains("no [[workload]]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reused_output_directory_keeps_no_stale_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sampled = format!("{SMALL}\n[output]\nsample_interval = \"5us\"\n");
+    std::fs::write(dir.path().join("a.toml"), sampled).expect("scenario");
+    std::fs::write(dir.path().join("b.toml"), SMALL).expect("scenario");
+    let o = headroom(&["run", "a.toml", "--out", "o", "--quiet"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.path().join("o/queues.csv").exists());
+    std::fs::write(dir.path().join("o/mine.txt"), "user's").expect("user file");
+    let o = headroom(&["run", "b.toml", "--out", "o", "--quiet"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !dir.path().join("o/queues.csv").exists(),
+        "stale sample file"
+    );
+    assert!(dir.path().join("o/flows.csv").exists());
+    assert!(
+        dir.path().join("o/mine.txt").exists(),
+        "not headroom's to remove"
+    );
+}
+
+#[test]
+fn an_output_directory_that_cannot_be_made_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("s.toml"), SMALL).expect("scenario");
+    std::fs::write(dir.path().join("file"), "x").expect("a file");
+    let o = headroom(
+        &["run", "s.toml", "--out", "file/sub", "--quiet"],
+        dir.path(),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("output directory file/sub"), "{err}");
+}

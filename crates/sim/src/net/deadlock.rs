@@ -36,6 +36,7 @@ pub struct StalledQueue {
     /// Bytes queued.
     pub bytes: u32,
     /// Paused without a break since this time.
+    #[serde(rename = "paused_since_ns", serialize_with = "as_ns")]
     pub paused_since: Time,
 }
 
@@ -43,9 +44,15 @@ pub struct StalledQueue {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Deadlock {
     /// When the deadlock was detected (the run stops there).
+    #[serde(rename = "detected_at_ns", serialize_with = "as_ns")]
     pub detected_at: Time,
     /// The cycle: each queue is paused by the switch of the next, the last by the first's.
     pub cycle: Vec<StalledQueue>,
+}
+
+/// A time as nanoseconds, as every time in `summary.json` is.
+fn as_ns<S: serde::Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(t.as_ps() as f64 / 1_000.0)
 }
 
 impl std::fmt::Display for Deadlock {

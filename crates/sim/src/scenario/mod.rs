@@ -298,9 +298,11 @@ impl ScenarioError {
 /// Reads and parses a scenario file. Relative file references in it resolve against the
 /// file's directory.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| ScenarioError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|source| {
+        ScenarioError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     parse(&text, path)
 }
