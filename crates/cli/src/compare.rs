@@ -7,6 +7,7 @@
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
+use headroom_mech::units::{parse_rate, Rate};
 use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
@@ -28,7 +29,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// DSH's queue- and port-level hysteresis in bytes, when the scenario has no `[switch.dsh]`.
     #[arg(long, default_value_t = 1500)]
@@ -83,6 +84,69 @@ pub(crate) fn scheme_named(
     })
 }
 
+/// Checks a `--mmu` list: every name known (see [`scheme_named`]) and none twice, since each
+/// scheme's outputs go to a directory named after it.
+pub(crate) fn check_schemes(names: &[String]) -> Result<()> {
+    for (i, m) in names.iter().enumerate() {
+        scheme_named(m, &SchemeConfig::Sih, 1.0, 0)?;
+        if names[..i].contains(m) {
+            return Err(miette!("--mmu: `{m}` is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a flag that must be a positive finite number (`--shp-ratio`, `--alpha`): a ratio
+/// of zero divides by zero, a negative or infinite one makes no pool.
+pub(crate) fn positive_number(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be a positive finite number, not {s}"))
+    }
+}
+
+/// Parses a count flag that must be at least 1 (`--fan-in`, `--receivers`).
+pub(crate) fn count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("must be a whole number of at least 1, not {s}")),
+    }
+}
+
+/// Parses a priority flag (`--prio`): PFC has eight classes, 0 to 7.
+pub(crate) fn priority(s: &str) -> Result<u8, String> {
+    match s.trim().parse::<u8>() {
+        Ok(p) if p < 8 => Ok(p),
+        _ => Err(format!(
+            "priorities are 0 to 7 (PFC has eight classes), not {s}"
+        )),
+    }
+}
+
+/// The fastest port a rate flag accepts: no Ethernet port comes near it, and it keeps
+/// rate × delay products far from overflowing.
+const MAX_PORT_RATE: Rate = Rate::from_gbps(10_000);
+
+/// Parses a port rate flag (`plan-buffer --speed`, `workload --host-rate`): a unit is
+/// required, zero carries nothing, and no port is faster than [`MAX_PORT_RATE`].
+pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
+    let r = parse_rate(s).map_err(|e| e.to_string())?;
+    if r.bps() == 0 {
+        return Err("a port of 0 bit/s carries nothing; give a positive rate".to_string());
+    }
+    if r > MAX_PORT_RATE {
+        return Err(format!(
+            "{r} is faster than any port (at most {MAX_PORT_RATE})"
+        ));
+    }
+    Ok(r)
+}
+
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
@@ -109,6 +173,7 @@ fn fmt_opt(v: Option<f64>) -> String {
 
 /// Runs `headroom compare`.
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
+    check_schemes(&a.mmu)?;
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let mut base = s.config.clone();
     if let Some(seed) = a.seed {
