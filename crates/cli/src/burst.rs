@@ -115,8 +115,7 @@ fn absorbed(
 
 fn with_scheme(base: &SimConfig, name: &str, a: &BurstArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    cfg.switch.scheme =
-        crate::compare::scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
+    cfg.switch.scheme = crate::compare::scheme_named(name, &base.switch, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 

@@ -8,7 +8,7 @@
 
 use clap::Args;
 use headroom_mech::units::{parse_rate, Rate};
-use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
+use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig, SwitchConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
 use headroom_sim::results::{PortStats, RunResults};
@@ -58,20 +58,29 @@ struct Row {
     headroom_reserved_bytes: f64,
 }
 
-/// The scheme called `name` (`sih`, `shp`, `dsh`) for a scenario whose own scheme is
-/// `own`: the scenario's parameters when it already uses that scheme, else SHP with
-/// `shp_ratio` and DSH with `dsh_delta` of hysteresis at both levels.
+/// The scheme called `name` (`sih`, `shp`, `dsh`) for a switch configured as `own`: the
+/// scenario's parameters when it already uses that scheme, else SHP with `shp_ratio` and DSH
+/// with `dsh_delta` of hysteresis at both levels, which must be smaller than the buffer (a
+/// paused queue resumes `dsh_delta` below its threshold, and no threshold reaches the whole
+/// buffer: more would make the hysteresis "resume when empty" whatever its value).
 pub(crate) fn scheme_named(
     name: &str,
-    own: &SchemeConfig,
+    own: &SwitchConfig,
     shp_ratio: f64,
     dsh_delta: u64,
 ) -> Result<SchemeConfig> {
-    Ok(match (name, own) {
+    Ok(match (name, &own.scheme) {
         ("sih", _) => SchemeConfig::Sih,
         ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
         ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(shp_ratio)),
         ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
+        ("dsh", _) if dsh_delta >= own.buffer_bytes => {
+            return Err(miette!(
+                "--dsh-delta {dsh_delta}: a hysteresis of the whole switch buffer ({} B) or \
+                 more exceeds every threshold, so a paused queue would resume only once empty",
+                own.buffer_bytes
+            ))
+        }
         ("dsh", _) => SchemeConfig::Dsh {
             delta_q: dsh_delta,
             delta_p: dsh_delta,
@@ -88,7 +97,7 @@ pub(crate) fn scheme_named(
 /// scheme's outputs go to a directory named after it.
 pub(crate) fn check_schemes(names: &[String]) -> Result<()> {
     for (i, m) in names.iter().enumerate() {
-        scheme_named(m, &SchemeConfig::Sih, 1.0, 0)?;
+        scheme_named(m, &SwitchConfig::default(), 1.0, 0)?;
         if names[..i].contains(m) {
             return Err(miette!("--mmu: `{m}` is listed twice"));
         }
@@ -150,7 +159,7 @@ pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    cfg.switch.scheme = scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
+    cfg.switch.scheme = scheme_named(name, &base.switch, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 

@@ -90,6 +90,7 @@ refusals! {
     plan_buffer_zero: ["plan-buffer", "--buffer", "0B"] => "--buffer", "at least 1 byte";
     compare_shp_ratio_zero: ["compare", "star.toml", "--shp-ratio", "0"] => "--shp-ratio", POSITIVE;
     compare_shp_ratio_negative: ["compare", "star.toml", "--shp-ratio", "-1"] => "--shp-ratio", POSITIVE;
+    compare_dsh_delta_whole_buffer: ["compare", "star.toml", "--mmu", "dsh", "--dsh-delta", "40000000"] => "--dsh-delta", "resume only once empty";
     compare_scheme_twice: ["compare", "star.toml", "--mmu", "sih,dsh,sih"] => "--mmu", "listed twice";
     burst_shp_ratio_zero: ["burst", "star.toml", "--shp-ratio", "0"] => "--shp-ratio", POSITIVE;
     burst_shp_ratio_nan: ["burst", "star.toml", "--shp-ratio", "nan"] => "--shp-ratio", POSITIVE;
@@ -100,6 +101,7 @@ refusals! {
     burst_resolution_below_a_cell: ["burst", "star.toml", "--resolution", "1e-7"] => "--resolution", "below one MMU cell (80 B)";
     burst_prio_nine: ["burst", "star.toml", "--prio", "9"] => "--prio", PRIORITY;
     burst_prio_lossy: ["burst", "star.toml", "--prio", "5"] => "--prio", "not a lossless priority";
+    burst_dsh_delta_whole_buffer: ["burst", "star.toml", "--mmu", "dsh", "--dsh-delta", "33554432"] => "--dsh-delta", "resume only once empty";
     burst_scheme_twice: ["burst", "star.toml", "--mmu", "dsh,dsh"] => "--mmu", "listed twice";
     workload_prio_nine: ["workload", "--topology", "t.txt", "--prio", "9"] => "--prio", PRIORITY;
     workload_prio_negative: ["workload", "--topology", "t.txt", "--prio", "-1"] => "--prio", PRIORITY;
