@@ -231,13 +231,14 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
     let mut csv =
         String::from("scheme,congested_ports,absorbed_bytes,absorbed_percent,first_paused_bytes\n");
     let mut table = format!(
-        "largest burst absorbed without PAUSE ({} senders per receiver, buffer {:.2} MB)\n{:<6} {:>10} {:>14} {:>10}\n",
+        "largest burst absorbed without a PAUSE or a drop ({} senders per receiver, buffer \
+         {:.2} MB)\n{:<6} {:>15} {:>14} {:>12}\n",
         a.fan_in,
         buffer as f64 / 1e6,
         "scheme",
-        "receivers",
-        "absorbed",
-        "% buffer"
+        "congested ports",
+        "burst absorbed",
+        "% of buffer"
     );
     let mut rows = Vec::new();
     for (m, k, lo, hi) in &results {
@@ -245,7 +246,8 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
         let _ = writeln!(csv, "{m},{k},{lo},{pct:.3},{hi}");
         let _ = writeln!(
             table,
-            "{m:<6} {k:>10} {:>11.3} MB {pct:>9.1}%",
+            "{:<6} {k:>15} {:>11.3} MB {pct:>11.1}%",
+            m.to_uppercase(),
             *lo as f64 / 1e6
         );
         rows.push(json!({"scheme": m, "congested_ports": k, "absorbed_bytes": lo, "absorbed_percent": pct, "first_paused_bytes": hi}));
@@ -265,10 +267,18 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
     if let Some(r) = ratio("dsh", "sih") {
         let _ = writeln!(
             table,
-            "DSH / SIH = {r:.2} (with {} congested port(s))",
+            "DSH absorbs {r:.2} times as much as SIH (with {} congested port(s))",
             a.receivers[0]
         );
     }
+    let _ = writeln!(
+        table,
+        "\ncongested ports: receivers the bursts converge on at once; burst absorbed: found to \
+         within {step} B ({} % of the buffer).\n\
+         SIH: static headroom per lossless queue; SHP: shared headroom pool; DSH: dynamic and \
+         shared headroom.",
+        a.resolution * 100.0
+    );
     std::fs::write(out.join("burst.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing burst.csv")?;

@@ -48,6 +48,16 @@ pub struct CompareArgs {
     quiet: bool,
 }
 
+/// What the scheme names and the compare table's columns mean, printed under it.
+const COMPARE_LEGEND: &str = "\
+SIH: static headroom per lossless queue; SHP: shared headroom pool; DSH: dynamic and shared \
+headroom.
+shared buffer, headroom: buffer left shared and headroom reserved, per switch (mean over switches).
+queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
+time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
+victim pauses: pauses that stopped traffic headed to an uncongested egress.
+slowdown: flow completion time over the ideal (the flow alone on the network).";
+
 /// One scheme's run and what the table reports of it.
 struct Row {
     scheme: String,
@@ -267,20 +277,36 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
     }
     csv.push('\n');
+    // Two header lines, each column's words split over them, so no header needs a short form.
     let _ = writeln!(
         table,
-        "{:<6} {:>12} {:>12} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9} {:>8} {:>8}",
-        "scheme",
-        "shared/sw",
-        "headroom/sw",
-        "PAUSE q",
-        "PAUSE p",
-        "paused ms",
-        "victims",
+        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "",
+        "shared buffer",
+        "headroom",
+        "queue",
+        "port",
+        "time",
+        "victim",
         "lossless",
+        "flows",
+        "slowdown",
+        "slowdown"
+    );
+    let _ = writeln!(
+        table,
+        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "scheme",
+        "per switch",
+        "per switch",
+        "PAUSEs",
+        "PAUSEs",
+        "paused ms",
+        "pauses",
+        "drops",
         "finished",
-        "p50",
-        "p99"
+        "median",
+        "99th pct"
     );
     let mut json_rows = Vec::new();
     for row in &rows {
@@ -341,8 +367,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         csv.push('\n');
         let _ = writeln!(
             table,
-            "{:<6} {:>9.2} MB {:>9.2} MB {:>9} {:>9} {:>10.3} {:>8} {:>9} {:>4}/{:<4} {:>8} {:>8}",
-            row.scheme,
+            "{:<6} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            row.scheme.to_uppercase(),
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
             queue_pauses,
@@ -350,8 +376,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             queue_paused_ms + port_paused_ms,
             victim_pauses,
             r.lossless_drops.len(),
-            finished,
-            r.flows.len(),
+            format!("{finished}/{}", r.flows.len()),
             fmt_opt(p50),
             fmt_opt(p99)
         );
@@ -388,9 +413,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
     if groups_names.len() > 1 {
         let what = if by_kind { "workload kind" } else { "workload" };
-        let _ = writeln!(table, "\nFCT slowdown p50 / p99 by {what}:");
+        let _ = writeln!(table, "\nslowdown, median / 99th percentile, by {what}:");
         for row in &rows {
-            let mut line = format!("{:<6}", row.scheme);
+            let mut line = format!("{:<6}", row.scheme.to_uppercase());
             for (gi, g) in groups_names.iter().enumerate() {
                 let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
                 let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
@@ -398,6 +423,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             let _ = writeln!(table, "{line}");
         }
     }
+    let _ = writeln!(table, "\n{COMPARE_LEGEND}");
     std::fs::create_dir_all(&out)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating {}", out.display()))?;

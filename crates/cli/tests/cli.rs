@@ -131,7 +131,7 @@ fn a_valid_run_writes_its_outputs() {
     assert_eq!(flows.lines().count(), 3, "header + 2 flows");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("FCT slowdown"),
+        stdout.contains("flow completion time"),
         "summary table printed: {stdout}"
     );
 }
