@@ -296,6 +296,7 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
             a.fan_in
         ),
         y_desc: "burst absorbed (% of switch buffer)".to_string(),
+        counts: false,
         groups: a
             .receivers
             .iter()

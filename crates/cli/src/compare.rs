@@ -438,7 +438,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     if !a.no_plots {
         let runs: Vec<(String, &RunResults)> = rows
             .iter()
-            .map(|r| (r.scheme.clone(), &r.results))
+            .map(|r| (r.scheme.to_uppercase(), &r.results))
             .collect();
         crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?;
     }
