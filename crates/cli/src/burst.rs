@@ -189,6 +189,13 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
             cell as f64 / buffer.max(1) as f64
         ));
     }
+    if let Some(stop) = s.config.stop_time.filter(|&t| t <= a.at) {
+        // The bursts would never start, and every size would pass as absorbed.
+        return Err(miette!(
+            "--at {}: the scenario stops at {stop}, before the bursts would start",
+            a.at
+        ));
+    }
     if s.config.switch.lossless & (1 << a.prio) == 0 {
         return Err(miette!(
             "--prio {}: not a lossless priority of this scenario, so its bursts would drop \

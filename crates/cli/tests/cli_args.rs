@@ -7,9 +7,10 @@ use common::{headroom, stderr, stdout};
 use std::path::Path;
 
 /// A small scenario for `burst` and `compare`: one switch, lossless priority 3 only (the
-/// default), the default 32 MiB buffer of 80 B cells.
+/// default), the default 32 MiB buffer of 80 B cells, a stop at 1 ms.
 const STAR: &str = r#"
 name = "star"
+stop_time = "1ms"
 [topology]
 kind = "star"
 hosts = 4
@@ -102,6 +103,7 @@ refusals! {
     burst_prio_nine: ["burst", "star.toml", "--prio", "9"] => "--prio", PRIORITY;
     burst_prio_lossy: ["burst", "star.toml", "--prio", "5"] => "--prio", "not a lossless priority";
     burst_dsh_delta_whole_buffer: ["burst", "star.toml", "--mmu", "dsh", "--dsh-delta", "33554432"] => "--dsh-delta", "resume only once empty";
+    burst_after_the_stop: ["burst", "star.toml", "--at", "2ms"] => "--at", "the scenario stops at 1ms";
     burst_scheme_twice: ["burst", "star.toml", "--mmu", "dsh,dsh"] => "--mmu", "listed twice";
     workload_prio_nine: ["workload", "--topology", "t.txt", "--prio", "9"] => "--prio", PRIORITY;
     workload_prio_negative: ["workload", "--topology", "t.txt", "--prio", "-1"] => "--prio", PRIORITY;
