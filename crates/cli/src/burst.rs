@@ -34,23 +34,25 @@ pub struct BurstArgs {
     /// Schemes to compare, comma-separated: sih, shp, dsh.
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
-    /// Numbers of simultaneously congested receiver ports to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Numbers of simultaneously congested receiver ports to try, comma-separated (each at
+    /// least 1).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = crate::compare::count)]
     receivers: Vec<usize>,
-    /// Senders per receiver.
-    #[arg(long, default_value_t = 16)]
+    /// Senders per receiver (at least 1).
+    #[arg(long, default_value_t = 16, value_parser = crate::compare::count)]
     fan_in: usize,
     /// When the bursts start.
     #[arg(long, default_value = "100us", value_parser = parse_time)]
     at: Time,
-    /// Priority of the bursts.
-    #[arg(long, default_value_t = 3)]
+    /// Priority of the bursts: 0 to 7, and lossless in the scenario.
+    #[arg(long, default_value_t = 3, value_parser = crate::compare::priority, allow_negative_numbers = true)]
     prio: u8,
-    /// Search resolution as a fraction of the switch buffer.
-    #[arg(long, default_value_t = 0.005)]
+    /// Search resolution as a fraction of the switch buffer, in (0, 1): the search stops
+    /// when its bracket is this narrow, which must be at least one MMU cell.
+    #[arg(long, default_value_t = 0.005, value_parser = resolution, allow_negative_numbers = true)]
     resolution: f64,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::compare::positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// DSH's hysteresis in bytes, when the scenario has no `[switch.dsh]`.
     #[arg(long, default_value_t = 0)]
@@ -61,6 +63,22 @@ pub struct BurstArgs {
     /// No table on standard output.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// Parses `--resolution`: a fraction of the buffer below 1, so that the search probes at
+/// least once (the cell bound needs the scenario and is checked in [`run`]).
+fn resolution(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "a fraction of the switch buffer above 0 and below 1 (0.005 is 0.5 %), not {s}"
+        ))
+    }
 }
 
 /// One point of the search: whether a total burst of `bytes` was absorbed.
@@ -97,8 +115,7 @@ fn absorbed(
 
 fn with_scheme(base: &SimConfig, name: &str, a: &BurstArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    cfg.switch.scheme =
-        crate::compare::scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
+    cfg.switch.scheme = crate::compare::scheme_named(name, &base.switch, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 
@@ -142,11 +159,51 @@ fn bursts(cfg: &SimConfig, k: usize, fan_in: usize) -> Result<Vec<(NodeId, Vec<N
         .collect())
 }
 
+/// The priorities set in a lossless mask, as `0, 3` (or `none`).
+fn lossless_list(mask: u8) -> String {
+    let v: Vec<String> = (0..8)
+        .filter(|p| mask & (1 << p) != 0)
+        .map(|p: u8| p.to_string())
+        .collect();
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
 /// Runs `headroom burst`.
 pub fn run(a: BurstArgs) -> Result<ExitCode> {
+    crate::compare::check_schemes(&a.mmu)?;
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let buffer = s.config.switch.buffer_bytes;
-    let step = ((buffer as f64 * a.resolution) as u64).max(1);
+    let step = (buffer as f64 * a.resolution) as u64;
+    let cell = u64::from(s.config.switch.cell_bytes);
+    // The MMU admits whole cells, so brackets narrower than a cell tell bursts apart that the
+    // switch cannot tell apart.
+    if step < cell {
+        return Err(miette!(
+            "--resolution {}: a step of {step} B of the {buffer} B buffer is below one MMU cell \
+             ({cell} B); use at least {:.2e}",
+            a.resolution,
+            cell as f64 / buffer.max(1) as f64
+        ));
+    }
+    if let Some(stop) = s.config.stop_time.filter(|&t| t <= a.at) {
+        // The bursts would never start, and every size would pass as absorbed.
+        return Err(miette!(
+            "--at {}: the scenario stops at {stop}, before the bursts would start",
+            a.at
+        ));
+    }
+    if s.config.switch.lossless & (1 << a.prio) == 0 {
+        return Err(miette!(
+            "--prio {}: not a lossless priority of this scenario, so its bursts would drop \
+             instead of pausing (lossless: {})",
+            a.prio,
+            lossless_list(s.config.switch.lossless)
+        ));
+    }
     let mut cases = Vec::new();
     for m in &a.mmu {
         let cfg = with_scheme(&s.config, m, &a)?;
@@ -181,13 +238,14 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
     let mut csv =
         String::from("scheme,congested_ports,absorbed_bytes,absorbed_percent,first_paused_bytes\n");
     let mut table = format!(
-        "largest burst absorbed without PAUSE ({} senders per receiver, buffer {:.2} MB)\n{:<6} {:>10} {:>14} {:>10}\n",
+        "largest burst absorbed without a PAUSE or a drop ({} senders per receiver, buffer \
+         {:.2} MB)\n{:<6} {:>15} {:>14} {:>12}\n",
         a.fan_in,
         buffer as f64 / 1e6,
         "scheme",
-        "receivers",
-        "absorbed",
-        "% buffer"
+        "congested ports",
+        "burst absorbed",
+        "% of buffer"
     );
     let mut rows = Vec::new();
     for (m, k, lo, hi) in &results {
@@ -195,7 +253,8 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
         let _ = writeln!(csv, "{m},{k},{lo},{pct:.3},{hi}");
         let _ = writeln!(
             table,
-            "{m:<6} {k:>10} {:>11.3} MB {pct:>9.1}%",
+            "{:<6} {k:>15} {:>11.3} MB {pct:>11.1}%",
+            m.to_uppercase(),
             *lo as f64 / 1e6
         );
         rows.push(json!({"scheme": m, "congested_ports": k, "absorbed_bytes": lo, "absorbed_percent": pct, "first_paused_bytes": hi}));
@@ -215,10 +274,18 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
     if let Some(r) = ratio("dsh", "sih") {
         let _ = writeln!(
             table,
-            "DSH / SIH = {r:.2} (with {} congested port(s))",
+            "DSH absorbs {r:.2} times as much as SIH (with {} congested port(s))",
             a.receivers[0]
         );
     }
+    let _ = writeln!(
+        table,
+        "\ncongested ports: receivers the bursts converge on at once; burst absorbed: found to \
+         within {step} B ({} % of the buffer).\n\
+         SIH: static headroom per lossless queue; SHP: shared headroom pool; DSH: dynamic and \
+         shared headroom.",
+        a.resolution * 100.0
+    );
     std::fs::write(out.join("burst.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing burst.csv")?;
@@ -236,6 +303,7 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
             a.fan_in
         ),
         y_desc: "burst absorbed (% of switch buffer)".to_string(),
+        counts: false,
         groups: a
             .receivers
             .iter()

@@ -7,7 +7,8 @@
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
-use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig};
+use headroom_mech::units::{parse_rate, Rate};
+use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig, SwitchConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
 use headroom_sim::results::{PortStats, RunResults};
@@ -28,7 +29,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// DSH's queue- and port-level hysteresis in bytes, when the scenario has no `[switch.dsh]`.
     #[arg(long, default_value_t = 1500)]
@@ -47,6 +48,16 @@ pub struct CompareArgs {
     quiet: bool,
 }
 
+/// What the scheme names and the compare table's columns mean, printed under it.
+const COMPARE_LEGEND: &str = "\
+SIH: static headroom per lossless queue; SHP: shared headroom pool; DSH: dynamic and shared \
+headroom.
+shared buffer, headroom: buffer left shared and headroom reserved, per switch (mean over switches).
+queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
+time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
+victim pauses: pauses that stopped traffic headed to an uncongested egress.
+slowdown: flow completion time over the ideal (the flow alone on the network).";
+
 /// One scheme's run and what the table reports of it.
 struct Row {
     scheme: String,
@@ -57,20 +68,29 @@ struct Row {
     headroom_reserved_bytes: f64,
 }
 
-/// The scheme called `name` (`sih`, `shp`, `dsh`) for a scenario whose own scheme is
-/// `own`: the scenario's parameters when it already uses that scheme, else SHP with
-/// `shp_ratio` and DSH with `dsh_delta` of hysteresis at both levels.
+/// The scheme called `name` (`sih`, `shp`, `dsh`) for a switch configured as `own`: the
+/// scenario's parameters when it already uses that scheme, else SHP with `shp_ratio` and DSH
+/// with `dsh_delta` of hysteresis at both levels, which must be smaller than the buffer (a
+/// paused queue resumes `dsh_delta` below its threshold, and no threshold reaches the whole
+/// buffer: more would make the hysteresis "resume when empty" whatever its value).
 pub(crate) fn scheme_named(
     name: &str,
-    own: &SchemeConfig,
+    own: &SwitchConfig,
     shp_ratio: f64,
     dsh_delta: u64,
 ) -> Result<SchemeConfig> {
-    Ok(match (name, own) {
+    Ok(match (name, &own.scheme) {
         ("sih", _) => SchemeConfig::Sih,
         ("shp", s @ SchemeConfig::Shp(_)) => s.clone(),
         ("shp", _) => SchemeConfig::Shp(ShpPool::Ratio(shp_ratio)),
         ("dsh", s @ SchemeConfig::Dsh { .. }) => s.clone(),
+        ("dsh", _) if dsh_delta >= own.buffer_bytes => {
+            return Err(miette!(
+                "--dsh-delta {dsh_delta}: a hysteresis of the whole switch buffer ({} B) or \
+                 more exceeds every threshold, so a paused queue would resume only once empty",
+                own.buffer_bytes
+            ))
+        }
         ("dsh", _) => SchemeConfig::Dsh {
             delta_q: dsh_delta,
             delta_p: dsh_delta,
@@ -83,10 +103,73 @@ pub(crate) fn scheme_named(
     })
 }
 
+/// Checks a `--mmu` list: every name known (see [`scheme_named`]) and none twice, since each
+/// scheme's outputs go to a directory named after it.
+pub(crate) fn check_schemes(names: &[String]) -> Result<()> {
+    for (i, m) in names.iter().enumerate() {
+        scheme_named(m, &SwitchConfig::default(), 1.0, 0)?;
+        if names[..i].contains(m) {
+            return Err(miette!("--mmu: `{m}` is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a flag that must be a positive finite number (`--shp-ratio`, `--alpha`): a ratio
+/// of zero divides by zero, a negative or infinite one makes no pool.
+pub(crate) fn positive_number(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be a positive finite number, not {s}"))
+    }
+}
+
+/// Parses a count flag that must be at least 1 (`--fan-in`, `--receivers`).
+pub(crate) fn count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("must be a whole number of at least 1, not {s}")),
+    }
+}
+
+/// Parses a priority flag (`--prio`): PFC has eight classes, 0 to 7.
+pub(crate) fn priority(s: &str) -> Result<u8, String> {
+    match s.trim().parse::<u8>() {
+        Ok(p) if p < 8 => Ok(p),
+        _ => Err(format!(
+            "priorities are 0 to 7 (PFC has eight classes), not {s}"
+        )),
+    }
+}
+
+/// The fastest port a rate flag accepts: no Ethernet port comes near it, and it keeps
+/// rate × delay products far from overflowing.
+const MAX_PORT_RATE: Rate = Rate::from_gbps(10_000);
+
+/// Parses a port rate flag (`plan-buffer --speed`, `workload --host-rate`): a unit is
+/// required, zero carries nothing, and no port is faster than [`MAX_PORT_RATE`].
+pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
+    let r = parse_rate(s).map_err(|e| e.to_string())?;
+    if r.bps() == 0 {
+        return Err("a port of 0 bit/s carries nothing; give a positive rate".to_string());
+    }
+    if r > MAX_PORT_RATE {
+        return Err(format!(
+            "{r} is faster than any port (at most {MAX_PORT_RATE})"
+        ));
+    }
+    Ok(r)
+}
+
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    cfg.switch.scheme = scheme_named(name, &base.switch.scheme, a.shp_ratio, a.dsh_delta)?;
+    cfg.switch.scheme = scheme_named(name, &base.switch, a.shp_ratio, a.dsh_delta)?;
     Ok(cfg)
 }
 
@@ -109,6 +192,7 @@ fn fmt_opt(v: Option<f64>) -> String {
 
 /// Runs `headroom compare`.
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
+    check_schemes(&a.mmu)?;
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let mut base = s.config.clone();
     if let Some(seed) = a.seed {
@@ -193,20 +277,36 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
     }
     csv.push('\n');
+    // Two header lines, each column's words split over them, so no header needs a short form.
     let _ = writeln!(
         table,
-        "{:<6} {:>12} {:>12} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9} {:>8} {:>8}",
-        "scheme",
-        "shared/sw",
-        "headroom/sw",
-        "PAUSE q",
-        "PAUSE p",
-        "paused ms",
-        "victims",
+        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "",
+        "shared buffer",
+        "headroom",
+        "queue",
+        "port",
+        "time",
+        "victim",
         "lossless",
+        "flows",
+        "slowdown",
+        "slowdown"
+    );
+    let _ = writeln!(
+        table,
+        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "scheme",
+        "per switch",
+        "per switch",
+        "PAUSEs",
+        "PAUSEs",
+        "paused ms",
+        "pauses",
+        "drops",
         "finished",
-        "p50",
-        "p99"
+        "median",
+        "99th pct"
     );
     let mut json_rows = Vec::new();
     for row in &rows {
@@ -267,8 +367,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         csv.push('\n');
         let _ = writeln!(
             table,
-            "{:<6} {:>9.2} MB {:>9.2} MB {:>9} {:>9} {:>10.3} {:>8} {:>9} {:>4}/{:<4} {:>8} {:>8}",
-            row.scheme,
+            "{:<6} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            row.scheme.to_uppercase(),
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
             queue_pauses,
@@ -276,8 +376,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             queue_paused_ms + port_paused_ms,
             victim_pauses,
             r.lossless_drops.len(),
-            finished,
-            r.flows.len(),
+            format!("{finished}/{}", r.flows.len()),
             fmt_opt(p50),
             fmt_opt(p99)
         );
@@ -314,9 +413,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
     if groups_names.len() > 1 {
         let what = if by_kind { "workload kind" } else { "workload" };
-        let _ = writeln!(table, "\nFCT slowdown p50 / p99 by {what}:");
+        let _ = writeln!(table, "\nslowdown, median / 99th percentile, by {what}:");
         for row in &rows {
-            let mut line = format!("{:<6}", row.scheme);
+            let mut line = format!("{:<6}", row.scheme.to_uppercase());
             for (gi, g) in groups_names.iter().enumerate() {
                 let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
                 let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
@@ -324,6 +423,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             let _ = writeln!(table, "{line}");
         }
     }
+    let _ = writeln!(table, "\n{COMPARE_LEGEND}");
     std::fs::create_dir_all(&out)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating {}", out.display()))?;
@@ -338,7 +438,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     if !a.no_plots {
         let runs: Vec<(String, &RunResults)> = rows
             .iter()
-            .map(|r| (r.scheme.clone(), &r.results))
+            .map(|r| (r.scheme.to_uppercase(), &r.results))
             .collect();
         crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?;
     }

@@ -1,5 +1,5 @@
-//! Plots of a run, as PNG and SVG: FCT slowdown CDF, switch buffer occupancy, PFC pause
-//! timeline.
+//! Plots of a run, as PNG and SVG: flow completion time (FCT) slowdown CDF, switch buffer
+//! occupancy, PFC pause timeline; and the plots comparing runs.
 //!
 //! [`write_plots`] draws each plot twice, with plotters' bitmap backend (`.png`) and its SVG
 //! backend (`.svg`). Text uses the DejaVu Sans font embedded in the binary
@@ -23,6 +23,12 @@
 //! from [`Summary::pfc`]; until the next frame or the end of the run when the rate is
 //! unknown), a RESUME ends it. The peer's response delay is ignored.
 //!
+//! Lines that are read against each other (compared runs, size buckets) are traces: colour,
+//! dash pattern and marker all change from one to the next, markers staggered in height,
+//! so lines lying on each other stay visible. Count axes (PAUSE frames) have whole-number
+//! ticks. Switches are labelled with their role (leaf, spine; tor, agg, core) where the
+//! fabric has two or three tiers (see `switch_roles`).
+//!
 //! Every plot is written under a temporary name and renamed into place when complete.
 
 use headroom_mech::pfc::quanta_time;
@@ -37,7 +43,7 @@ use plotters::style::full_palette::{
     PURPLE_400, TEAL_600,
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
@@ -201,7 +207,7 @@ pub fn write_compare_plots(
         finished += v.len();
         if !v.is_empty() {
             v.sort_by(f64::total_cmp);
-            lines.push((format!("{label} (n = {})", v.len()), v));
+            lines.push((format!("{label} ({} flows)", v.len()), v));
         }
     }
     if !lines.is_empty() {
@@ -239,6 +245,7 @@ pub fn write_compare_plots(
     let bars = BarData {
         title: "PAUSE frames sent".to_string(),
         y_desc: "PAUSE frames".to_string(),
+        counts: true,
         groups: runs.iter().map(|(l, _)| l.clone()).collect(),
         series: vec![
             (
@@ -278,6 +285,8 @@ pub struct BarData {
     pub groups: Vec<String>,
     /// `(series label, one value per group)`.
     pub series: Vec<(String, Vec<f64>)>,
+    /// The values are counts: the y axis gets whole-number ticks only.
+    pub counts: bool,
 }
 
 fn bar_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &BarData) -> DrawResult<DB> {
@@ -302,16 +311,44 @@ fn bar_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &BarData) -> 
         .y_label_area_size(100)
         .build_cartesian_2d(0f64..n, 0f64..max)?;
     let groups = d.groups.clone();
-    chart
-        .configure_mesh()
-        .y_desc(d.y_desc.as_str())
+    let mut mesh = chart.configure_mesh();
+    mesh.y_desc(d.y_desc.as_str())
         .axis_desc_style(axis_desc_style())
         .label_style(label_style())
         .x_labels(0)
         .x_label_formatter(&|_| String::new())
         .disable_x_mesh()
-        .light_line_style(GREY_300.mix(0.4))
-        .draw()?;
+        .light_line_style(GREY_300.mix(0.4));
+    if d.counts {
+        // plotters picks fractional steps for small ranges (2.5 PAUSE frames); counts get
+        // their own whole-number ticks and grid lines below.
+        mesh.y_labels(0)
+            .y_label_formatter(&|_| String::new())
+            .disable_y_mesh();
+    }
+    mesh.draw()?;
+    if d.counts {
+        let step = count_step(max);
+        let y_tick_style = label_style().pos(Pos::new(HPos::Right, VPos::Center));
+        let mut t = 0.0;
+        while t <= max {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, t), (n, t)],
+                GREY_300.stroke_width(1),
+            )))?;
+            let (px, py) = chart.backend_coord(&(0.0, t));
+            root.draw(&PathElement::new(
+                vec![(px - 6, py), (px, py)],
+                BLACK.stroke_width(1),
+            ))?;
+            root.draw(&Text::new(
+                format!("{t:.0}"),
+                (px - 10, py),
+                y_tick_style.clone(),
+            ))?;
+            t += step;
+        }
+    }
     let tick_style = label_style().pos(Pos::new(HPos::Center, VPos::Top));
     for (g, label) in groups.iter().enumerate() {
         let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
@@ -338,6 +375,20 @@ fn bar_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &BarData) -> 
         }
     }
     draw_legend(&side, &entries)
+}
+
+/// The tick step of a count axis up to `max`: the smallest whole 1-2-5 value (1, 2, 5, 10,
+/// 20, ...) that needs at most 10 steps.
+fn count_step(max: f64) -> f64 {
+    let mut d = 1.0;
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if max / (m * d) <= 10.0 {
+                return m * d;
+            }
+        }
+        d *= 10.0;
+    }
 }
 
 /// A plot and its data.
@@ -507,13 +558,13 @@ impl CdfData {
         // 5% room on the right so the last step is not on the frame.
         let (lo, hi) = nice_log_bounds(all[0], all[all.len() - 1] * 1.05);
         let finished = all.len();
-        let mut lines = vec![(format!("all flows (n = {finished})"), all)];
+        let mut lines = vec![(format!("all {finished} flows"), all)];
         for (b, mut v) in SIZE_BUCKETS.iter().zip(by_bucket) {
             if v.is_empty() {
                 continue;
             }
             v.sort_by(f64::total_cmp);
-            lines.push((format!("{} (n = {})", b.name, v.len()), v));
+            lines.push((format!("{} ({} flows)", b.name, v.len()), v));
         }
         Some(CdfData {
             lines,
@@ -550,10 +601,13 @@ fn cdf_points(v: &[f64], lo: f64) -> Vec<(f64, f64)> {
 
 fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> DrawResult<DB> {
     let title = if d.finished == d.total {
-        format!("FCT slowdown CDF ({} flows)", d.finished)
+        format!(
+            "Flow completion time slowdown, cumulative ({} flows)",
+            d.finished
+        )
     } else {
         format!(
-            "FCT slowdown CDF ({} of {} flows finished)",
+            "Flow completion time slowdown, cumulative ({} of {} flows finished)",
             d.finished, d.total
         )
     };
@@ -571,7 +625,7 @@ fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> 
         .build_cartesian_2d((d.lo..d.hi).log_scale(), 0f64..1.0)?;
     chart
         .configure_mesh()
-        .x_desc("FCT slowdown = FCT / ideal FCT (log scale)")
+        .x_desc("slowdown = flow completion time / ideal completion time (log scale)")
         .y_desc("fraction of flows")
         .axis_desc_style(axis_desc_style())
         .label_style(label_style())
@@ -595,25 +649,138 @@ fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> 
         ))?;
         root.draw(&Text::new(tick(t), (px, py + 10), tick_style.clone()))?;
     }
-    // Bucket lines first, the overall line on top.
-    for (i, (_, v)) in d.lines.iter().enumerate().rev() {
-        let Mark::Line(color, width) = cdf_mark(i + usize::from(d.peers)) else {
-            continue;
-        };
-        chart.draw_series(LineSeries::new(
-            cdf_points(v, d.lo),
-            color.stroke_width(width),
-        ))?;
+    // Bucket lines first, the overall line on top; compared runs in order, so the solid
+    // first line lies under the dashed and dotted ones. Markers go on top of every line.
+    let traced = d.lines.len() - usize::from(!d.peers);
+    let order: Vec<usize> = if d.peers {
+        (0..d.lines.len()).collect()
+    } else {
+        (0..d.lines.len()).rev().collect()
+    };
+    let mut markers = Vec::new();
+    for i in order {
+        let v = &d.lines[i].1;
+        match cdf_mark(i + usize::from(d.peers)) {
+            Mark::Line(color, width) => {
+                chart.draw_series(LineSeries::new(
+                    cdf_points(v, d.lo),
+                    color.stroke_width(width),
+                ))?;
+            }
+            Mark::Trace(t) => {
+                let slot = i + usize::from(d.peers) - 1;
+                let pixels = cdf_points(v, d.lo)
+                    .iter()
+                    .map(|p| chart.backend_coord(p))
+                    .collect();
+                draw_trace(root, pixels, t)?;
+                for p in cdf_marker_points(v, slot, traced) {
+                    markers.push((chart.backend_coord(&p), t));
+                }
+            }
+            Mark::Dashed(_) => {}
+        }
+    }
+    for (at, t) in markers {
+        draw_marker(root, at, t)?;
     }
     draw_legend(&side, &entries)
 }
 
-/// Legend mark of CDF line `i` (0 = all flows).
+/// Legend mark of CDF line `i` (0 = all flows, a heavy black line; the others traces).
 fn cdf_mark(i: usize) -> Mark {
     if i == 0 {
         Mark::Line(BLACK, 3)
     } else {
-        Mark::Line(COLORS[(i - 1) % COLORS.len()], 2)
+        Mark::Trace(trace(i - 1))
+    }
+}
+
+/// Markers per traced CDF line.
+const CDF_MARKERS: usize = 8;
+
+/// Where the markers of traced line `slot` of `slots` go on the CDF of sorted `v`: at
+/// [`CDF_MARKERS`] heights, staggered between lines so that lines lying on each other
+/// still show every line's markers.
+fn cdf_marker_points(v: &[f64], slot: usize, slots: usize) -> Vec<(f64, f64)> {
+    let n = v.len();
+    let offset = (slot + 1) as f64 / (slots + 1) as f64;
+    (0..CDF_MARKERS)
+        .map(|k| {
+            let y = (k as f64 + offset) / CDF_MARKERS as f64;
+            // The first value whose rank reaches y: the marker sits on that step's riser.
+            let j = ((y * n as f64).ceil() as usize).clamp(1, n) - 1;
+            (v[j], y)
+        })
+        .collect()
+}
+
+/// How one of several lines that are read against each other is drawn: colour, dash
+/// pattern and marker all change from one line to the next, so lines stay apart where
+/// they overlap and in print without colour.
+#[derive(Clone, Copy)]
+struct Trace {
+    color: RGBColor,
+    /// `(dash, gap)` in pixels; `None` for a solid line.
+    dash: Option<(u32, u32)>,
+    marker: Shape,
+}
+
+/// A marker shape.
+#[derive(Clone, Copy)]
+enum Shape {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+/// Dash patterns of traces, in order: solid, dashed, dotted, long dashes.
+const DASHES: [Option<(u32, u32)>; 4] = [None, Some((14, 7)), Some((3, 5)), Some((26, 8))];
+/// Marker shapes of traces, in order.
+const SHAPES: [Shape; 4] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Cross];
+
+/// The style of trace `i`. Colours cycle over 10 and dashes and markers over 4, so no two
+/// of the first 20 traces look alike.
+fn trace(i: usize) -> Trace {
+    Trace {
+        color: COLORS[i % COLORS.len()],
+        dash: DASHES[i % DASHES.len()],
+        marker: SHAPES[(i + i / DASHES.len()) % SHAPES.len()],
+    }
+}
+
+/// Pixel width of trace lines.
+const TRACE_WIDTH: u32 = 2;
+
+/// Draws a path given in backend pixels (`ChartContext::backend_coord`) as trace `t`'s
+/// line. Dashes are laid out in pixels along the whole path, which is why the path is drawn
+/// on the root area rather than as a chart series.
+fn draw_trace<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    pixels: Vec<(i32, i32)>,
+    t: Trace,
+) -> DrawResult<DB> {
+    let style = t.color.stroke_width(TRACE_WIDTH);
+    match t.dash {
+        None => root.draw(&PathElement::new(pixels, style)),
+        Some((on, off)) => root.draw(&DashedPathElement::new(pixels, on, off, style)),
+    }
+}
+
+/// Draws trace `t`'s marker centred on pixel `at`.
+fn draw_marker<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    t: Trace,
+) -> DrawResult<DB> {
+    let (x, y) = at;
+    let fill = t.color.filled();
+    match t.marker {
+        Shape::Circle => root.draw(&Circle::new(at, 6, fill)),
+        Shape::Triangle => root.draw(&TriangleMarker::new(at, 8, fill)),
+        Shape::Square => root.draw(&Rectangle::new([(x - 5, y - 5), (x + 5, y + 5)], fill)),
+        Shape::Cross => root.draw(&Cross::new(at, 6, t.color.stroke_width(3))),
     }
 }
 
@@ -624,6 +791,8 @@ enum Mark {
     Line(RGBColor, u32),
     /// A dashed line of this color.
     Dashed(RGBColor),
+    /// A line with its dash pattern and a marker.
+    Trace(Trace),
 }
 
 /// Pixels between legend rows.
@@ -659,6 +828,16 @@ fn draw_legend<DB: DrawingBackend>(
             Mark::Line(c, w) => area.draw(&PathElement::new(line, c.stroke_width(w)))?,
             Mark::Dashed(c) => {
                 area.draw(&DashedPathElement::new(line, 7, 5, c.stroke_width(2)))?;
+            }
+            Mark::Trace(t) => {
+                let style = t.color.stroke_width(TRACE_WIDTH);
+                match t.dash {
+                    None => area.draw(&PathElement::new(line, style))?,
+                    Some((on, off)) => {
+                        area.draw(&DashedPathElement::new(line, on, off, style))?;
+                    }
+                }
+                draw_marker(area, (22, y), t)?;
             }
         }
         area.draw(&Text::new(label.clone(), (50, y), style.clone()))?;
@@ -707,9 +886,64 @@ fn time_unit(span: Time) -> (f64, &'static str) {
     }
 }
 
+/// The role of each switch in a tiered fabric, by node id, derived for labels only (the
+/// topology does not record roles): a switch's tier is its distance in links from the
+/// nearest host. Two tiers are leaves and spines, three are top-of-rack, aggregation and
+/// core switches (a fat tree's edge, aggregation and core). A single tier (star, dumbbell,
+/// chain) or more than three tiers get no roles: the name would not tell switches apart or
+/// would be a guess.
+fn switch_roles(results: &RunResults) -> BTreeMap<u32, &'static str> {
+    let switches: BTreeSet<u32> = results.switches.iter().map(|s| s.node).collect();
+    let mut peers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for p in &results.ports {
+        peers.entry(p.node).or_default().push(p.peer);
+    }
+    // Breadth-first from every host at once.
+    let mut tier: BTreeMap<u32, usize> = peers
+        .keys()
+        .filter(|n| !switches.contains(n))
+        .map(|&h| (h, 0))
+        .collect();
+    let mut frontier: Vec<u32> = tier.keys().copied().collect();
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next = Vec::new();
+        for n in frontier {
+            for &m in peers.get(&n).map_or(&[][..], Vec::as_slice) {
+                if let std::collections::btree_map::Entry::Vacant(e) = tier.entry(m) {
+                    e.insert(depth);
+                    next.push(m);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let tiers = switches.iter().filter_map(|s| tier.get(s)).max().copied();
+    let names: &[&'static str] = match tiers {
+        Some(2) => &["leaf", "spine"],
+        Some(3) => &["tor", "agg", "core"],
+        _ => return BTreeMap::new(),
+    };
+    switches
+        .iter()
+        .filter_map(|s| Some((*s, *names.get(tier.get(s)?.checked_sub(1)?)?)))
+        .collect()
+}
+
+/// `switch <node>`, with its role when [`switch_roles`] knows it: `switch 40 (spine)`.
+fn switch_label(node: u32, roles: &BTreeMap<u32, &'static str>) -> String {
+    match roles.get(&node) {
+        Some(role) => format!("switch {node} ({role})"),
+        None => format!("switch {node}"),
+    }
+}
+
 /// One switch's series: `(time, used, headroom)`.
 struct SwitchSeries {
     node: u32,
+    /// `switch <node>` with its role, if known.
+    label: String,
     peak: u64,
     buffer: Option<u64>,
     points: Vec<(Time, u64, u64)>,
@@ -734,10 +968,12 @@ impl OccupancyData {
                 .push((s.time, s.used, s.headroom));
         }
         let switches = by_node.len();
+        let roles = switch_roles(results);
         let mut series: Vec<SwitchSeries> = by_node
             .into_iter()
             .map(|(node, points)| SwitchSeries {
                 node,
+                label: switch_label(node, &roles),
                 peak: points.iter().map(|p| p.1).max().unwrap_or(0),
                 buffer: summary
                     .switches
@@ -800,7 +1036,7 @@ fn occupancy_chart<DB: DrawingBackend>(
                 (false, Some(b)) => format!(" of {}", human_bytes(b)),
                 _ => String::new(),
             };
-            let label = format!("switch {} (peak {}{of})", s.node, human_bytes(s.peak));
+            let label = format!("{}: peak {}{of}", s.label, human_bytes(s.peak));
             (label, Mark::Line(COLORS[i % COLORS.len()], 2))
         })
         .collect();
@@ -918,6 +1154,7 @@ impl TimelineData {
         keyed.sort_by(|a, b| pauses(&b.1).cmp(&pauses(&a.1)).then(a.0.cmp(&b.0)));
         keyed.truncate(MAX_PFC_ROWS);
         keyed.sort_by_key(|k| k.0);
+        let roles = switch_roles(results);
         let rows = keyed
             .into_iter()
             .map(|((node, port, prio), frames)| {
@@ -927,13 +1164,13 @@ impl TimelineData {
                     .iter()
                     .find(|p| p.node == node && p.port == port && p.rate_bps > 0)
                     .map(|p| Rate(p.rate_bps));
-                let kind = if frames.first().is_some_and(|r| r.is_switch) {
-                    "switch"
+                let node_label = if frames.first().is_some_and(|r| r.is_switch) {
+                    switch_label(node, &roles)
                 } else {
-                    "host"
+                    format!("host {node}")
                 };
                 TimelineRow {
-                    label: format!("{kind} {node} port {port} prio {prio}"),
+                    label: format!("{node_label} port {port} priority {prio}"),
                     prio,
                     pauses: pauses(&frames),
                     intervals: pause_intervals(&frames, rate, end),
@@ -1089,7 +1326,7 @@ mod tests {
         let written = write_plots(&dir, &r, &s).unwrap();
         assert_eq!(written.len(), 6, "{written:?}");
         let titles = [
-            ("fct_slowdown_cdf", "FCT slowdown CDF"),
+            ("fct_slowdown_cdf", "Flow completion time slowdown"),
             ("buffer_occupancy", "Switch buffer occupancy"),
             ("pfc_timeline", "PFC pause timeline"),
         ];
@@ -1149,6 +1386,62 @@ mod tests {
         let occ = OccupancyData::new(&r, &s).unwrap();
         assert!(occ.series.len() <= MAX_SWITCHES);
         assert!(occ.series.windows(2).all(|w| w[0].peak >= w[1].peak));
+    }
+
+    /// The roles `switch_roles` gives the switches of `topo` after a one-flow run.
+    fn roles_of(topo: headroom_sim::topology::Topology) -> BTreeMap<u32, &'static str> {
+        let flows =
+            generators::incast(&[NodeId(0)], NodeId(1), 1_000, Time::ZERO, None, 3).unwrap();
+        let mut sim = Simulation::new(SimConfig::new(topo, flows)).unwrap();
+        sim.run_until(Time::MAX);
+        switch_roles(&sim.finish())
+    }
+
+    #[test]
+    fn switch_roles_follow_the_tiers() {
+        let (rate, delay) = (Rate::from_gbps(100), Time::from_us(1));
+        // 4 leaves x 2 hosts (nodes 8..12), 2 spines (12, 13).
+        let ls = roles_of(
+            builders::leaf_spine(&builders::LeafSpine::new(4, 2, 2, rate, delay)).unwrap(),
+        );
+        assert_eq!(ls.get(&8), Some(&"leaf"));
+        assert_eq!(ls.get(&13), Some(&"spine"));
+        assert_eq!(switch_label(13, &ls), "switch 13 (spine)");
+        // k = 4: 16 hosts, edge 16..24, aggregation 24..32, core 32..36.
+        let ft = roles_of(builders::fat_tree(4, rate, delay).unwrap());
+        assert_eq!(ft.get(&16), Some(&"tor"));
+        assert_eq!(ft.get(&31), Some(&"agg"));
+        assert_eq!(ft.get(&35), Some(&"core"));
+        assert_eq!(ft.len(), 20);
+        // One tier: no roles, plain labels.
+        let star = roles_of(builders::star(3, rate, delay).unwrap());
+        assert!(star.is_empty());
+        assert_eq!(switch_label(3, &star), "switch 3");
+    }
+
+    #[test]
+    fn count_axes_step_by_whole_numbers() {
+        assert_eq!(count_step(1.1), 1.0);
+        assert_eq!(count_step(10.0), 1.0);
+        assert_eq!(count_step(11.0), 2.0);
+        assert_eq!(count_step(39.6), 5.0);
+        assert_eq!(count_step(4_400.0), 500.0);
+    }
+
+    #[test]
+    fn cdf_markers_sit_on_the_line_and_apart() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let a = cdf_marker_points(&v, 0, 3);
+        let b = cdf_marker_points(&v, 1, 3);
+        assert_eq!(a.len(), CDF_MARKERS);
+        for (x, y) in a.iter().chain(&b) {
+            // On the step: the value's rank fraction reaches y, the previous one does not.
+            assert!(
+                *x / 100.0 >= *y - 1e-9 && (*x - 1.0) / 100.0 < *y,
+                "{x}, {y}"
+            );
+        }
+        assert!(a.iter().zip(&b).all(|(p, q)| p.1 < q.1));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `headroom workload`: flow lists for replay, in the ns-3 HPCC simulator's format.
 
 use clap::Args;
-use headroom_mech::units::{parse_rate, parse_time, Rate, Time};
+use headroom_mech::units::{parse_time, Rate, Time};
 use headroom_sim::topology::hpcc as hpcc_topo;
 use headroom_sim::workload::{cdf, generators, hpcc as hpcc_flows};
 use miette::{miette, IntoDiagnostic, Result, WrapErr};
@@ -15,22 +15,22 @@ pub struct WorkloadArgs {
     #[arg(long)]
     topology: PathBuf,
     /// Load per host link, in (0, 1].
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, value_parser = load, allow_negative_numbers = true)]
     load: f64,
     /// Built-in size distribution (websearch, fbhdp, alistorage, googlerpc) or a CDF file.
     #[arg(long, default_value = "websearch")]
     cdf: String,
-    /// Arrivals span this long, e.g. `5ms`.
-    #[arg(long, default_value = "5ms", value_parser = parse_time)]
+    /// Arrivals span this long, e.g. `5ms` (more than zero).
+    #[arg(long, default_value = "5ms", value_parser = positive_duration, allow_hyphen_values = true)]
     duration: Time,
     /// First arrival not before this time (HPCC flow lists usually start at 2s).
     #[arg(long, default_value = "0s", value_parser = parse_time)]
     start: Time,
     /// Host link rate the load refers to; defaults to the rate of the first host's link.
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_parser = crate::compare::port_rate, allow_hyphen_values = true)]
     host_rate: Option<Rate>,
-    /// Priority of every flow.
-    #[arg(long, default_value_t = 3)]
+    /// Priority of every flow, 0 to 7.
+    #[arg(long, default_value_t = 3, value_parser = crate::compare::priority, allow_negative_numbers = true)]
     prio: u8,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
@@ -38,6 +38,30 @@ pub struct WorkloadArgs {
     /// Output file (flow list); `-` for standard output.
     #[arg(short, long, default_value = "-")]
     output: String,
+}
+
+/// Parses `--load`: a share of the host link's capacity, above 0 and at most 1.
+fn load(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if v.is_finite() && v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "a share of the host link above 0 and at most 1 (0.3 is 30 %), not {s}"
+        ))
+    }
+}
+
+/// Parses `--duration`: arrivals in an empty span would make an empty flow list.
+fn positive_duration(s: &str) -> Result<Time, String> {
+    let t = parse_time(s).map_err(|e| e.to_string())?;
+    if t == Time::ZERO {
+        return Err("arrivals need a span longer than zero, e.g. 5ms".to_string());
+    }
+    Ok(t)
 }
 
 /// Runs `headroom workload`.

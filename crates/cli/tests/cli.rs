@@ -131,7 +131,7 @@ fn a_valid_run_writes_its_outputs() {
     assert_eq!(flows.lines().count(), 3, "header + 2 flows");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("FCT slowdown"),
+        stdout.contains("flow completion time"),
         "summary table printed: {stdout}"
     );
 }
@@ -176,4 +176,38 @@ fn lossless_drop_fails_the_run_with_code_3() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr: {err}");
     assert!(err.contains("lossless drop"), "{err}");
+}
+
+#[test]
+fn compare_table_headers_are_words() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("ok.toml"), VALID).expect("write scenario");
+    let out = headroom(
+        &["compare", "ok.toml", "--out", "cmp", "--no-plots"],
+        dir.path(),
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for words in [
+        "shared buffer",
+        "per switch",
+        "PAUSEs",
+        "victim",
+        "median",
+        "99th pct",
+    ] {
+        assert!(table.contains(words), "no `{words}`: {table}");
+    }
+    for short in ["shared/sw", "PAUSE q", "p50", "p99"] {
+        assert!(!table.contains(short), "`{short}` left: {table}");
+    }
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| ["SIH ", "SHP ", "DSH "].iter().any(|s| l.starts_with(s)))
+        .collect();
+    assert_eq!(rows.len(), 3, "a row per scheme: {table}");
 }

@@ -940,9 +940,12 @@ fn opt2(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.2}"))
 }
 
-/// A compact, aligned text table of a summary for the end of a run: flows, FCT slowdown
-/// percentiles overall and per size bucket, PFC totals, drops, peak buffer of the five
+/// A compact, aligned text table of a summary for the end of a run: flows, slowdown
+/// percentiles overall and per size bucket, PFC frames, drops, peak buffer of the five
 /// switches with the highest peak, events and (if measured) events per second.
+///
+/// Every header is in words; the few short forms a column needs (`99th pct`) are
+/// explained under their block. Switch rows start with the node id after 13 spaces.
 pub fn summary_table(summary: &Summary) -> String {
     let mut out = String::new();
     let s = summary;
@@ -953,8 +956,12 @@ pub fn summary_table(summary: &Summary) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<13}{:>8}{:>10}{:>10}{:>10}{:>10}",
-        "FCT slowdown", "flows", "p50", "p95", "p99", "max"
+        "slowdown     flow completion time over the ideal (the flow alone on the network)"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<11}{:>8}{:>10}{:>10}{:>10}{:>10}",
+        "flow size", "flows", "median", "95th pct", "99th pct", "max"
     );
     let rows = std::iter::once(("all", &s.fct.overall))
         .chain(s.fct.by_size.iter().map(|b| (b.bucket.name, &b.stats)));
@@ -983,7 +990,8 @@ pub fn summary_table(summary: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "PFC          {} PAUSE, {} RESUME sent ({} / {} port-level); {} port(s) paused",
+        "pause frames {} PAUSE, {} RESUME sent (of which port-level: {} PAUSE, {} RESUME); \
+         {} port(s) paused",
         s.pfc.pause_frames,
         s.pfc.resume_frames,
         s.pfc.port_level_pause_frames,
@@ -1010,7 +1018,7 @@ pub fn summary_table(summary: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "drops        {} ({causes}); lossless {}",
+        "drops        {} ({causes}); {} of lossless packets",
         s.drops.total, s.drops.lossless
     );
     if !s.switches.is_empty() {
@@ -1019,19 +1027,14 @@ pub fn summary_table(summary: &Summary) -> String {
         let shown = top.len().min(5);
         let _ = writeln!(
             out,
-            "{:<13}{:>8}{:>12}{:>8}{:>12}{:>12}",
-            format!("peak buffer{}", if top.len() > 5 { "*" } else { "" }),
-            "switch",
-            "peak",
-            "of buf",
-            "p99",
-            "PG headroom"
+            "{:<13}{:>8}{:>12}{:>13}{:>12}{:>16}",
+            "switch buffer", "switch", "peak", "% of buffer", "99th pct", "queue headroom"
         );
         for sw in &top[..shown] {
             let pct = 100.0 * sw.peak_bytes as f64 / sw.buffer_bytes.max(1) as f64;
             let _ = writeln!(
                 out,
-                "  {:<11}{:>8}{:>12}{:>7.1}%{:>12}{:>12}",
+                "  {:<11}{:>8}{:>12}{:>12.1}%{:>12}{:>16}",
                 "",
                 sw.node,
                 human_bytes(sw.peak_bytes),
@@ -1041,8 +1044,13 @@ pub fn summary_table(summary: &Summary) -> String {
             );
         }
         if top.len() > 5 {
-            let _ = writeln!(out, "  * top 5 of {} switches by peak", top.len());
+            let _ = writeln!(out, "  top 5 of {} switches by peak", top.len());
         }
+        let _ = writeln!(
+            out,
+            "  99th pct: the occupancy exceeded 1 % of the time; queue headroom: the most \
+             headroom one ingress queue (priority group) held"
+        );
     }
     let speed = s.wall.as_ref().map_or_else(String::new, |w| {
         format!(
@@ -1057,7 +1065,8 @@ pub fn summary_table(summary: &Summary) -> String {
         out,
         "end          {} ({}{})",
         human_time_ns(s.run.end_time_ns),
-        s.run.stop_reason,
+        // `all_flows_done` is a summary.json value; the terminal gets it in words.
+        s.run.stop_reason.replace('_', " "),
         s.run
             .stop_detail
             .as_ref()
