@@ -211,6 +211,15 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
             cases.push((m.clone(), k, cfg.clone(), bursts(&cfg, k, a.fan_in)?));
         }
     }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{}-burst", s.name)));
+    let side_by_side = cases.len().min(rayon::current_num_threads()).max(1);
+    if let Some((m, _, cfg, _)) = cases.first() {
+        crate::memory::ensure_fits(m, cfg, side_by_side)?;
+    }
+    crate::outdir::prepare(&out)?;
     let results: Vec<(String, usize, u64, u64)> = cases
         .into_par_iter()
         .map(|(m, k, cfg, b)| {
@@ -228,13 +237,6 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
         })
         .collect::<Result<_>>()?;
 
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("out").join(format!("{}-burst", s.name)));
-    std::fs::create_dir_all(&out)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("creating {}", out.display()))?;
     let mut csv =
         String::from("scheme,congested_ports,absorbed_bytes,absorbed_percent,first_paused_bytes\n");
     let mut table = format!(
@@ -286,6 +288,7 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
          shared headroom.",
         a.resolution * 100.0
     );
+    let mut written = vec![out.join("burst.csv"), out.join("burst.json")];
     std::fs::write(out.join("burst.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing burst.csv")?;
@@ -327,7 +330,10 @@ pub fn run(a: BurstArgs) -> Result<ExitCode> {
             })
             .collect(),
     };
-    crate::plots::write_bar_chart(&out, "burst_absorbed", &bars).map_err(|e| miette!("{e}"))?;
+    written.extend(
+        crate::plots::write_bar_chart(&out, "burst_absorbed", &bars).map_err(|e| miette!("{e}"))?,
+    );
+    crate::outdir::record(&out, &written)?;
     if !a.quiet {
         out!("{table}");
         outln!("outputs in {}", out.display());

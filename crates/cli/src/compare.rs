@@ -207,6 +207,15 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(format!("{}-compare", s.name)));
+    for w in &s.warnings {
+        errln!("warning: {}: {w}", a.scenario.display());
+    }
+    let side_by_side = configs.len().min(rayon::current_num_threads()).max(1);
+    if let Some((scheme, cfg)) = configs.first() {
+        crate::memory::ensure_fits(scheme, cfg, side_by_side)?;
+    }
+    crate::outdir::prepare(&out)?;
+    let mut written: Vec<PathBuf> = Vec::new();
 
     let rows: Vec<Row> = configs
         .into_par_iter()
@@ -237,14 +246,16 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     for row in &rows {
         let dir = out.join(&row.scheme);
         let summary = output::summarize(&row.results, &row.cfg, None);
-        output::write_all(
-            &dir,
-            &row.results,
-            &row.cfg,
-            &summary,
-            &WriteOptions::default(),
-        )
-        .map_err(|e| miette!("{e}"))?;
+        written.extend(
+            output::write_all(
+                &dir,
+                &row.results,
+                &row.cfg,
+                &summary,
+                &WriteOptions::default(),
+            )
+            .map_err(|e| miette!("{e}"))?,
+        );
     }
 
     // Flow groups of the per-workload columns: each `[[workload]]`, or, with many, each kind.
@@ -424,24 +435,24 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
     }
     let _ = writeln!(table, "\n{COMPARE_LEGEND}");
-    std::fs::create_dir_all(&out)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("creating {}", out.display()))?;
     std::fs::write(out.join("compare.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing compare.csv")?;
+    written.push(out.join("compare.csv"));
     let doc = json!({"scenario": s.name, "runs": json_rows});
     let text = serde_json::to_string_pretty(&doc).into_diagnostic()?;
     std::fs::write(out.join("compare.json"), text + "\n")
         .into_diagnostic()
         .wrap_err("writing compare.json")?;
+    written.push(out.join("compare.json"));
     if !a.no_plots {
         let runs: Vec<(String, &RunResults)> = rows
             .iter()
             .map(|r| (r.scheme.to_uppercase(), &r.results))
             .collect();
-        crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?;
+        written.extend(crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?);
     }
+    crate::outdir::record(&out, &written)?;
     if !a.quiet {
         out!("{table}");
         outln!("outputs in {}", out.display());

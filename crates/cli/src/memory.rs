@@ -44,6 +44,25 @@ pub fn available() -> Option<(u64, &'static str)> {
     }
 }
 
+/// Refuses `copies` simulations of `cfg` held at once (a comparison runs its schemes side
+/// by side) when they would exceed the memory available, naming the estimate.
+pub fn ensure_fits(name: &str, cfg: &SimConfig, copies: usize) -> Result<()> {
+    let Some((avail, bound)) = available() else {
+        return Ok(());
+    };
+    let one = Footprint::of(cfg, 1);
+    let need = one.total().saturating_mul(copies as u64);
+    if need > avail {
+        return Err(miette!(
+            "{name}: {copies} simultaneous run(s) would need {} ({one} each), more than the \
+             {} of {bound}; use a smaller network or fewer flows",
+            human_bytes(need),
+            human_bytes(avail)
+        ));
+    }
+    Ok(())
+}
+
 /// How many threads the run `name` of `cfg` can use of the `threads` asked for without
 /// exceeding the memory available (each part holds its own copy of the network): fewer,
 /// with a note, when several parts do not fit but one does; an error naming the estimate

@@ -27,13 +27,13 @@
 //! dash pattern and marker all change from one to the next, markers staggered in height,
 //! so lines lying on each other stay visible. Count axes (PAUSE frames) have whole-number
 //! ticks. Switches are labelled with their role (leaf, spine; tor, agg, core) where the
-//! fabric has two or three tiers (see `switch_roles`).
+//! fabric has two or three tiers (see `headroom_sim::output::switch_roles`).
 //!
 //! Every plot is written under a temporary name and renamed into place when complete.
 
 use headroom_mech::pfc::quanta_time;
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::output::{size_bucket, Summary, SIZE_BUCKETS};
+use headroom_sim::output::{size_bucket, switch_roles, Summary, SIZE_BUCKETS};
 use headroom_sim::results::{PfcRecord, RunResults};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -43,7 +43,7 @@ use plotters::style::full_palette::{
     PURPLE_400, TEAL_600,
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -884,51 +884,6 @@ fn time_unit(span: Time) -> (f64, &'static str) {
     } else {
         (1e3, "ns")
     }
-}
-
-/// The role of each switch in a tiered fabric, by node id, derived for labels only (the
-/// topology does not record roles): a switch's tier is its distance in links from the
-/// nearest host. Two tiers are leaves and spines, three are top-of-rack, aggregation and
-/// core switches (a fat tree's edge, aggregation and core). A single tier (star, dumbbell,
-/// chain) or more than three tiers get no roles: the name would not tell switches apart or
-/// would be a guess.
-fn switch_roles(results: &RunResults) -> BTreeMap<u32, &'static str> {
-    let switches: BTreeSet<u32> = results.switches.iter().map(|s| s.node).collect();
-    let mut peers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for p in &results.ports {
-        peers.entry(p.node).or_default().push(p.peer);
-    }
-    // Breadth-first from every host at once.
-    let mut tier: BTreeMap<u32, usize> = peers
-        .keys()
-        .filter(|n| !switches.contains(n))
-        .map(|&h| (h, 0))
-        .collect();
-    let mut frontier: Vec<u32> = tier.keys().copied().collect();
-    let mut depth = 0;
-    while !frontier.is_empty() {
-        depth += 1;
-        let mut next = Vec::new();
-        for n in frontier {
-            for &m in peers.get(&n).map_or(&[][..], Vec::as_slice) {
-                if let std::collections::btree_map::Entry::Vacant(e) = tier.entry(m) {
-                    e.insert(depth);
-                    next.push(m);
-                }
-            }
-        }
-        frontier = next;
-    }
-    let tiers = switches.iter().filter_map(|s| tier.get(s)).max().copied();
-    let names: &[&'static str] = match tiers {
-        Some(2) => &["leaf", "spine"],
-        Some(3) => &["tor", "agg", "core"],
-        _ => return BTreeMap::new(),
-    };
-    switches
-        .iter()
-        .filter_map(|s| Some((*s, *names.get(tier.get(s)?.checked_sub(1)?)?)))
-        .collect()
 }
 
 /// `switch <node>`, with its role when [`switch_roles`] knows it: `switch 40 (spine)`.

@@ -37,7 +37,7 @@ use crate::routing;
 use crate::topology::NodeKind;
 use headroom_mech::units::{human_bytes, Time};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -300,6 +300,9 @@ pub struct DropSummary {
 pub struct SwitchSummary {
     /// Node id.
     pub node: u32,
+    /// Its role in a two- or three-tier fabric (`leaf`, `spine`; `tor`, `agg`, `core`),
+    /// `None` in other shapes (see [`switch_roles`]).
+    pub role: Option<&'static str>,
     /// Buffer size, bytes.
     pub buffer_bytes: u64,
     /// Highest occupancy, bytes.
@@ -553,11 +556,13 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         lossless: results.lossless_drops.len(),
     };
 
+    let roles = switch_roles(results);
     let mut switches: Vec<SwitchSummary> = results
         .switches
         .iter()
         .map(|s| SwitchSummary {
             node: s.node,
+            role: roles.get(&s.node).copied(),
             buffer_bytes: s.buffer_bytes,
             peak_bytes: s.peak_bytes,
             occupancy_p50_bytes: s.occupancy_percentiles[0],
@@ -910,6 +915,51 @@ fn write_hpcc_pfc(w: &mut dyn Write, records: &[PfcRecord]) -> io::Result<()> {
     Ok(())
 }
 
+/// The role of each switch in a tiered fabric, by node id, derived from the links (the
+/// topology does not record roles): a switch's tier is its distance in links from the
+/// nearest host. Two tiers are leaves and spines, three are top-of-rack, aggregation and
+/// core switches (a fat tree's edge, aggregation and core). A single tier (star, dumbbell,
+/// chain) or more than three tiers get no roles: the name would not tell switches apart or
+/// would be a guess.
+pub fn switch_roles(results: &RunResults) -> BTreeMap<u32, &'static str> {
+    let switches: BTreeSet<u32> = results.switches.iter().map(|s| s.node).collect();
+    let mut peers: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for p in &results.ports {
+        peers.entry(p.node).or_default().push(p.peer);
+    }
+    // Breadth-first from every host at once.
+    let mut tier: BTreeMap<u32, usize> = peers
+        .keys()
+        .filter(|n| !switches.contains(n))
+        .map(|&h| (h, 0))
+        .collect();
+    let mut frontier: Vec<u32> = tier.keys().copied().collect();
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next = Vec::new();
+        for n in frontier {
+            for &m in peers.get(&n).map_or(&[][..], Vec::as_slice) {
+                if let std::collections::btree_map::Entry::Vacant(e) = tier.entry(m) {
+                    e.insert(depth);
+                    next.push(m);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let tiers = switches.iter().filter_map(|s| tier.get(s)).max().copied();
+    let names: &[&'static str] = match tiers {
+        Some(2) => &["leaf", "spine"],
+        Some(3) => &["tor", "agg", "core"],
+        _ => return BTreeMap::new(),
+    };
+    switches
+        .iter()
+        .filter_map(|s| Some((*s, *names.get(tier.get(s)?.checked_sub(1)?)?)))
+        .collect()
+}
+
 /// A count with a decimal prefix, like `1.23 M` or `950`.
 fn human_count(v: f64) -> String {
     if v >= 1e9 {
@@ -1032,11 +1082,15 @@ pub fn summary_table(summary: &Summary) -> String {
         );
         for sw in &top[..shown] {
             let pct = 100.0 * sw.peak_bytes as f64 / sw.buffer_bytes.max(1) as f64;
+            let name = match sw.role {
+                Some(role) => format!("{} {role}", sw.node),
+                None => sw.node.to_string(),
+            };
             let _ = writeln!(
                 out,
                 "  {:<11}{:>8}{:>12}{:>12.1}%{:>12}{:>16}",
                 "",
-                sw.node,
+                name,
                 human_bytes(sw.peak_bytes),
                 pct,
                 human_bytes(sw.occupancy_p99_bytes),
