@@ -190,57 +190,111 @@ impl Routes {
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         let mut scratch: Vec<u16> = Vec::new();
-        for (hi, &dst) in hosts.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst.index()] = 0;
-            queue.clear();
-            queue.push_back(dst);
-            while let Some(u) = queue.pop_front() {
-                // Only the destination and switches relay distances: hosts do not forward.
-                if u != dst && topo.nodes[u.index()] == NodeKind::Host {
-                    continue;
-                }
-                for &(v, link) in &adj[u.index()] {
-                    if link_up[link] && dist[v.index()] == u32::MAX {
-                        dist[v.index()] = dist[u.index()] + 1;
-                        queue.push_back(v);
-                    }
+        // Distances to a host are those to its switch plus one, and every switch but that
+        // one forwards towards the host as towards the switch: one search and one set per
+        // switch row serve all the hosts of a switch (a fat tree's edge switch has k/2).
+        let mut row_sets: Vec<u16> = vec![0; rows as usize];
+        let mut searched: Option<usize> = None;
+        // The first two hosts, in id order, the current search does not reach.
+        let mut unreached: [Option<NodeId>; 2] = [None; 2];
+        // Each host's port number at its switch.
+        let mut host_port = vec![0u16; n];
+        for a in &adj {
+            for (local, &(v, _)) in a.iter().enumerate() {
+                if topo.nodes[v.index()] == NodeKind::Host {
+                    host_port[v.index()] = local as u16;
                 }
             }
-            for (src, &kind) in topo.nodes.iter().enumerate() {
-                if require_connected && kind == NodeKind::Host && dist[src] == u32::MAX {
+        }
+        let mut intern = |set: &[u16]| -> Result<u16, TopologyError> {
+            if let Some(&id) = set_ids.get(set) {
+                return Ok(id);
+            }
+            let id = u16::try_from(sets.len()).map_err(|_| {
+                TopologyError::BadParameter(
+                    "more than 65,535 distinct next-hop sets: the routing tables cannot index \
+                     them"
+                        .into(),
+                )
+            })?;
+            sets.push((ports.len() as u32, set.len() as u32));
+            ports.extend_from_slice(set);
+            set_ids.insert(set.to_vec(), id);
+            Ok(id)
+        };
+        for (hi, &dst) in hosts.iter().enumerate() {
+            // Validated: a host has exactly one link.
+            let Some(&(attach, host_link)) = adj[dst.index()].first() else {
+                continue;
+            };
+            if !link_up[host_link] {
+                if require_connected {
+                    if let Some(&from) = hosts.iter().find(|&&h| h != dst) {
+                        return Err(TopologyError::Disconnected {
+                            from: from.0,
+                            to: dst.0,
+                        });
+                    }
+                }
+                continue; // every switch's set stays empty
+            }
+            if searched != Some(attach.index()) {
+                searched = Some(attach.index());
+                dist.iter_mut().for_each(|d| *d = u32::MAX);
+                dist[attach.index()] = 0;
+                queue.clear();
+                queue.push_back(attach);
+                while let Some(u) = queue.pop_front() {
+                    // Hosts do not forward.
+                    if topo.nodes[u.index()] == NodeKind::Host {
+                        continue;
+                    }
+                    for &(v, link) in &adj[u.index()] {
+                        if link_up[link] && dist[v.index()] == u32::MAX {
+                            dist[v.index()] = dist[u.index()] + 1;
+                            queue.push_back(v);
+                        }
+                    }
+                }
+                let mut missing = hosts.iter().filter(|h| dist[h.index()] == u32::MAX);
+                unreached = [missing.next().copied(), missing.next().copied()];
+                for (src, &kind) in topo.nodes.iter().enumerate() {
+                    if kind != NodeKind::Switch {
+                        continue;
+                    }
+                    row_sets[dense[src] as usize] = if dist[src] == u32::MAX {
+                        0
+                    } else {
+                        scratch.clear();
+                        for (port, &(v, link)) in adj[src].iter().enumerate() {
+                            let is_host = topo.nodes[v.index()] == NodeKind::Host;
+                            if link_up[link]
+                                && !is_host
+                                && dist[v.index()].wrapping_add(1) == dist[src]
+                            {
+                                scratch.push(port as u16);
+                            }
+                        }
+                        intern(&scratch)?
+                    };
+                }
+            }
+            if require_connected {
+                if let Some(from) = unreached.into_iter().flatten().find(|&h| h != dst) {
                     return Err(TopologyError::Disconnected {
-                        from: src as u32,
+                        from: from.0,
                         to: dst.0,
                     });
                 }
-                if kind != NodeKind::Switch || dist[src] == u32::MAX {
-                    continue;
-                }
-                scratch.clear();
-                for (port, &(v, link)) in adj[src].iter().enumerate() {
-                    let via_host = topo.nodes[v.index()] == NodeKind::Host && v != dst;
-                    if link_up[link] && !via_host && dist[v.index()].wrapping_add(1) == dist[src] {
-                        scratch.push(port as u16);
-                    }
-                }
-                let id = match set_ids.get(&scratch) {
-                    Some(&id) => id,
-                    None => {
-                        let id = u16::try_from(sets.len()).map_err(|_| {
-                            TopologyError::BadParameter(
-                                "more than 65,535 distinct next-hop sets: the routing tables \
-                                 cannot index them"
-                                    .into(),
-                            )
-                        })?;
-                        sets.push((ports.len() as u32, scratch.len() as u32));
-                        ports.extend_from_slice(&scratch);
-                        set_ids.insert(scratch.clone(), id);
-                        id
-                    }
-                };
-                set_of[dense[src] as usize * hosts.len() + hi] = id;
+            }
+            for (row, &id) in row_sets.iter().enumerate() {
+                set_of[row * hosts.len() + hi] = id;
+            }
+            // The host's own switch sends it out of the port of its link (a host wired to
+            // another host has no switch to route it).
+            if topo.nodes[attach.index()] == NodeKind::Switch {
+                let own = intern(&[host_port[dst.index()]])?;
+                set_of[dense[attach.index()] as usize * hosts.len() + hi] = own;
             }
         }
         Ok(Routes {
