@@ -114,6 +114,10 @@ fn bufmgrd_fills_appl_db_and_stops_on_sigterm() {
     }
     assert!(exit.success(), "{exit}: {stderr}");
     assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(
+        !stderr.contains('\x1b'),
+        "no colour codes in logs that go to a pipe: {stderr:?}"
+    );
 }
 
 fn run_bad(args: &[&str]) -> (i32, String) {

@@ -101,6 +101,8 @@ pub fn run(a: &BufmgrdArgs) -> Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, not in a log file or a pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     if a.bench {
         if a.bench_ports == 0 || a.bench_changes == 0 {
