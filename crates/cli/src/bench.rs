@@ -8,7 +8,6 @@
 
 use clap::Args;
 use headroom_sim::hpcc_config;
-use headroom_sim::net::parallel::Partitioned;
 use miette::{miette, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,8 +22,8 @@ pub struct BenchArgs {
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
-    /// Threads to run the network's parts on (default: the machine's cores). The results
-    /// do not depend on it.
+    /// Threads to run the network's parts on (default: the machine's cores or one,
+    /// whichever a probe finds faster). The results do not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
 }
@@ -35,15 +34,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let run = hpcc_config::load(&a.hpcc_config).map_err(|e| miette!("{e}"))?;
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
-    let threads = a
-        .threads
-        .map_or_else(crate::run::default_threads, usize::from);
-    let threads = crate::memory::threads_that_fit("bench", &run.config, threads, a.json)?;
-    let mut sim = Partitioned::new(run.config, threads).map_err(|e| miette!("{e}"))?;
-    let parts = sim.parts();
+    let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;
     let setup = load_start.elapsed();
     let t0 = Instant::now();
     sim.run_until(headroom_mech::units::Time::MAX);
+    let parts = sim.parts();
+    let probe = sim.probe();
     let per_part = sim.part_events();
     let results = sim.finish();
     let wall = t0.elapsed().as_secs_f64();
@@ -52,10 +48,20 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let eps = results.events as f64 / wall.max(1e-9);
     if a.json {
         outln!(
-            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
             setup.as_secs_f64(),
+            probe.map_or_else(
+                || "null".to_string(),
+                |p| format!(
+                    "{{\"partitioned_s\":{:.4},\"single_s\":{:.4},\"simulated_ms\":{:.4},\"kept_partitioned\":{}}}",
+                    p.partitioned.as_secs_f64(),
+                    p.single.as_secs_f64(),
+                    p.covered.as_secs_f64() * 1e3,
+                    p.kept_partitioned.unwrap_or(false)
+                )
+            ),
             rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into())
         );
     } else {
@@ -68,6 +74,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         );
         outln!("setup           {:.3} s", setup.as_secs_f64());
         outln!("threads         {parts}");
+        if let Some(p) = probe {
+            outln!(
+                "probe           {:.1} ms with threads, {:.1} ms with one, over {:.3} ms simulated",
+                p.partitioned.as_secs_f64() * 1e3,
+                p.single.as_secs_f64() * 1e3,
+                p.covered.as_secs_f64() * 1e3
+            );
+        }
         if parts > 1 {
             let shares: Vec<String> = per_part
                 .iter()

@@ -61,10 +61,11 @@ pub struct RunArgs {
     /// No progress bar and no summary table.
     #[arg(long, short)]
     quiet: bool,
-    /// Threads to simulate on (default: the machine's cores). The network is split into as
-    /// many parts, advancing in windows of the shortest link delay between parts; the
-    /// results are the same for any number (a run that fails on its first lossless drop
-    /// uses one).
+    /// Threads to simulate on. The network is split into as many parts, advancing in
+    /// windows of the shortest link delay between parts; the results are the same for any
+    /// number (a run that fails on its first lossless drop uses one). Default: the run
+    /// starts both on the machine's cores and on one thread, and keeps the faster after
+    /// 40 ms of wall time.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
 }
@@ -166,9 +167,44 @@ fn hpcc_run_name(path: &Path) -> String {
     }
 }
 
-/// Threads a run uses unless told: the machine's cores.
+/// The machine's cores: the most threads a run uses unless told.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// Builds the run `name` of `cfg` on `asked` threads, or, unless asked, on as many as the
+/// machine has cores if that proves faster than one ([`Partitioned::auto`]), within the
+/// memory available.
+pub(crate) fn build(
+    name: &str,
+    cfg: SimConfig,
+    asked: Option<u16>,
+    quiet: bool,
+) -> Result<Partitioned> {
+    let cores = default_threads();
+    let built = match asked.map(usize::from) {
+        Some(n) => {
+            if n > cores && !quiet {
+                errln!(
+                    "warning: --threads {n} is more than the machine's {cores} cores: the \
+                     threads will take turns, which is slower than {cores}"
+                );
+            }
+            let n = crate::memory::threads_that_fit(name, &cfg, n, quiet)?;
+            Partitioned::new(cfg, n)
+        }
+        // The probe holds a one-part twin beside the parts.
+        None if cores > 1
+            && crate::memory::threads_that_fit(name, &cfg, cores + 1, true)? > cores =>
+        {
+            Partitioned::auto(cfg, cores)
+        }
+        None => {
+            let n = crate::memory::threads_that_fit(name, &cfg, cores, quiet)?;
+            Partitioned::new(cfg, n)
+        }
+    };
+    built.map_err(|e| miette!("{name}: {e}"))
 }
 
 /// Runs `headroom run`.
@@ -192,10 +228,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&p.name));
     let cfg = p.config.clone();
-    let threads = a.threads.map_or_else(default_threads, usize::from);
-    let threads = crate::memory::threads_that_fit(&p.name, &p.config, threads, a.quiet)?;
+    let mut sim = build(&p.name, p.config, a.threads, a.quiet)?;
     crate::outdir::prepare(&out)?;
-    let mut sim = Partitioned::new(p.config, threads).map_err(|e| miette!("{}: {e}", p.name))?;
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
         errln!(
             "note: runs on one thread (a run that fails on its first lossless drop, a network \

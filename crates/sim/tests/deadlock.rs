@@ -128,3 +128,22 @@ fn the_same_ring_routed_on_a_spanning_tree_does_not_deadlock() {
     cfg.stop_time = Some(Time::from_ms(20));
     assert_eq!(run(cfg, 1).stop_reason, Some(StopReason::Deadlock));
 }
+
+#[test]
+fn a_probing_run_stepped_in_small_slices_finds_the_same_deadlock() {
+    let reference = run(ring(50_000_000), 1);
+    for (budget, margin) in [(3_600_000, 1.0), (0, 0.0), (0, f64::INFINITY)] {
+        let budget = std::time::Duration::from_millis(budget);
+        let mut sim = Partitioned::auto_with(ring(50_000_000), 2, budget, margin).expect("valid");
+        let mut limit = Time::ZERO;
+        while !sim.run_until(limit) {
+            limit += Time::from_us(37);
+        }
+        let r = sim.finish();
+        assert_eq!(
+            r.deadlock, reference.deadlock,
+            "budget {budget:?} margin {margin}"
+        );
+        assert_eq!(r.events, reference.events);
+    }
+}

@@ -155,6 +155,14 @@ proptest! {
             prop_assert!(parts >= 2, "the scenario split into {} part(s)", parts);
             prop_assert_eq!(&fingerprint(r), &reference, "{} parts", parts);
         }
+        // A run that probes threads against one gives the same results whichever it keeps,
+        // whether it chooses early (no budget) or late (the run ends while probing).
+        for (budget, margin) in [(0, 0.0), (0, f64::INFINITY), (3_600_000, 1.0)] {
+            let budget = std::time::Duration::from_millis(budget);
+            let sim = Partitioned::auto_with(cfg.clone(), 2, budget, margin).expect("valid");
+            let r = sim.run();
+            prop_assert_eq!(&fingerprint(r), &reference, "probe budget {:?}", budget);
+        }
     }
 }
 

@@ -26,6 +26,10 @@
 //! part. Each part holds the whole network's state (a part's memory is a whole run's, less
 //! the packets of other parts); only its own nodes' share of it changes.
 
+mod probe;
+
+pub use probe::{Probe, MARGIN, PROBE_BUDGET};
+
 use super::deadlock::{self, Deadlock};
 use super::packet::Packet;
 use super::{SimError, Simulation};
@@ -149,6 +153,10 @@ pub struct Partitioned {
     /// The next deadlock check, if the run checks (see [`Partitioned::run_until`]).
     next_check: Option<Time>,
     deadlock: Option<Deadlock>,
+    /// A one-part twin running in lockstep while [`Partitioned::auto`] measures which is
+    /// faster ([`probe`]).
+    probing: Option<probe::Probing>,
+    probe_result: Option<probe::Probe>,
 }
 
 /// Whether the windows run on all threads or one after the other on the calling thread.
@@ -377,6 +385,8 @@ impl Partitioned {
             pace: Pace::new(),
             next_check: detection.map(half),
             deadlock: None,
+            probing: None,
+            probe_result: None,
         })
     }
 
@@ -433,7 +443,20 @@ impl Partitioned {
     /// checked every `d / 2` of simulated time while switches hold data (idle stretches are
     /// skipped), at the same simulated times whatever the number of parts: a cycle of
     /// egress queues paused for `d` or longer stops the run with [`StopReason::Deadlock`].
+    ///
+    /// A run made by [`Partitioned::auto`] first probes whether its parts beat one thread
+    /// ([`probe`]).
     pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.probing.is_some() {
+            if let Some(ended) = self.probe_until(limit) {
+                return ended;
+            }
+        }
+        self.checked_until(limit)
+    }
+
+    /// [`Partitioned::run_until`] of this run alone (no probe).
+    fn checked_until(&mut self, limit: Time) -> bool {
         while let Some(check) = self.next_check.filter(|&c| c <= limit) {
             if self.advance(check) {
                 return true;
@@ -467,13 +490,17 @@ impl Partitioned {
             return true;
         }
         // Nothing can deadlock before something happens: skip idle time.
-        let next_event = self
-            .parts
-            .iter()
-            .filter_map(|p| lock(p).queue.peek_time())
-            .min();
+        let next_event = self.next_event_time();
         self.next_check = next_event.map(|e| e.max(now + half(detection)));
         false
+    }
+
+    /// The time of the next pending event of any part (between windows, the run's next).
+    fn next_event_time(&self) -> Option<Time> {
+        self.parts
+            .iter()
+            .filter_map(|p| lock(p).queue.peek_time())
+            .min()
     }
 
     /// The deadlock detection time of the run, if it checks.
