@@ -240,7 +240,7 @@ fn the_hpcc_example_runs_from_any_directory_into_a_directory_named_after_it() {
 }
 
 #[test]
-fn the_ring_example_deadlocks_with_exit_code_4_and_its_spanning_tree_twin_finishes() {
+fn the_ring_example_deadlocks_with_exit_code_4_and_its_watchdog_and_spanning_tree_twins_do_not() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ring = repo().join("examples/deadlock/ring.toml");
     let out = headroom(
@@ -267,6 +267,27 @@ fn the_ring_example_deadlocks_with_exit_code_4_and_its_spanning_tree_twin_finish
     assert_eq!(
         summary["run"]["deadlock"]["cycle"].as_array().map(Vec::len),
         Some(5)
+    );
+    let watched = repo().join("examples/deadlock/ring-pfcwd.toml");
+    let out = headroom(
+        &[
+            "run",
+            watched.to_str().expect("utf-8"),
+            "--out",
+            "wd",
+            "--quiet",
+            "--no-plots",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("wd/summary.json")).expect("outputs are written"),
+    )
+    .expect("json");
+    assert!(
+        summary["pfc"]["watchdog_storms"].as_u64() > Some(0),
+        "{summary}"
     );
     let tree = repo().join("examples/deadlock/ring-spanning-tree.toml");
     let out = headroom(

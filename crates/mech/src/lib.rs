@@ -11,6 +11,7 @@
 //!   threshold and its alpha encodings, the headroom formulas.
 //! - [`pfc`]: IEEE 802.1Qbb priority flow control: the PAUSE generator of a congested
 //!   ingress queue and the pause timers of a paused transmitter.
+//! - [`pfcwd`]: the PFC watchdog: queues paused too long stop honouring PAUSE for a while.
 //! - [`ecn`]: RED-style ECN marking of egress queues.
 //! - [`cc`]: sender congestion control (DCQCN, or none).
 
@@ -18,6 +19,7 @@ pub mod buffer;
 pub mod cc;
 pub mod ecn;
 pub mod pfc;
+pub mod pfcwd;
 pub mod units;
 
 /// Number of priorities (traffic classes) on a port.

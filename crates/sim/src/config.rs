@@ -396,6 +396,8 @@ pub struct SwitchConfig {
     pub ecn: EcnConfig,
     /// When frames are admitted to the buffer.
     pub admission: Admission,
+    /// The PFC watchdog of every lossless egress queue (`None`: off).
+    pub watchdog: Option<headroom_mech::pfcwd::WatchdogConfig>,
 }
 
 impl Default for SwitchConfig {
@@ -425,6 +427,7 @@ impl Default for SwitchConfig {
             scheduler: SchedulerConfig::default(),
             ecn: EcnConfig::default(),
             admission: Admission::default(),
+            watchdog: None,
         }
     }
 }

@@ -261,6 +261,13 @@ pub struct PfcSummary {
     /// Those of `pause_episodes` that were victim pauses: they stopped upstream traffic
     /// headed to another egress than the congested one.
     pub victim_pauses: u64,
+    /// PFC storms the switches' watchdogs detected (queues paused with data for the
+    /// detection time), 0 without watchdogs.
+    pub watchdog_storms: u64,
+    /// Storms that ended (no PAUSE for the restoration time).
+    pub watchdog_restorations: u64,
+    /// Time queues spent in storms, summed over the queues, ns.
+    pub watchdog_storm_time_ns: f64,
 }
 
 /// Port-level PFC activity of one port (DSH).
@@ -548,6 +555,9 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .iter()
             .map(PortStats::victim_pauses_total)
             .sum(),
+        watchdog_storms: results.watchdog.storms,
+        watchdog_restorations: results.watchdog.restorations,
+        watchdog_storm_time_ns: ns_f64(results.watchdog.storm_time),
     };
 
     let drops = DropSummary {
@@ -1048,6 +1058,15 @@ pub fn summary_table(summary: &Summary) -> String {
         s.pfc.port_level_resume_frames,
         paused_ports
     );
+    if s.pfc.watchdog_storms > 0 {
+        let _ = writeln!(
+            out,
+            "             PFC watchdog: {} storm(s) detected, {} restored, {:.3} ms in storms",
+            s.pfc.watchdog_storms,
+            s.pfc.watchdog_restorations,
+            s.pfc.watchdog_storm_time_ns / 1e6
+        );
+    }
     if s.pfc.pause_episodes > 0 {
         let _ = writeln!(
             out,

@@ -247,6 +247,26 @@ pub enum StopReason {
     Deadlock,
 }
 
+/// What the PFC watchdogs of all switch queues did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WatchdogCounts {
+    /// Storms detected.
+    pub storms: u64,
+    /// Storms that ended.
+    pub restorations: u64,
+    /// Time queues spent in storms, summed over the queues (to the end of the run).
+    pub storm_time: Time,
+}
+
+impl WatchdogCounts {
+    /// Adds another part's counts.
+    pub fn absorb(&mut self, other: &WatchdogCounts) {
+        self.storms += other.storms;
+        self.restorations += other.restorations;
+        self.storm_time += other.storm_time;
+    }
+}
+
 /// Byte accounting of data payload, for the conservation check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ByteLedger {
@@ -341,4 +361,6 @@ pub struct RunResults {
     pub arena_slots: usize,
     /// The deadlock that stopped the run, if one did.
     pub deadlock: Option<crate::net::Deadlock>,
+    /// What the PFC watchdogs did (all zero when they are off).
+    pub watchdog: WatchdogCounts,
 }

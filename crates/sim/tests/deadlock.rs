@@ -1,7 +1,9 @@
 //! PFC deadlock: a ring whose shortest paths form a cyclic buffer dependency locks up under
 //! load and is stopped with the cycle named; detection is off or finds nothing otherwise;
-//! the same ring routed on a spanning tree has no cycle and finishes.
+//! the same ring routed on a spanning tree has no cycle and finishes; a PFC watchdog breaks
+//! the deadlock (by dropping, or by forwarding through the pause).
 
+use headroom_mech::pfcwd::{WatchdogAction, WatchdogConfig};
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{CcConfig, SimConfig};
 use headroom_sim::net::parallel::Partitioned;
@@ -146,4 +148,78 @@ fn a_probing_run_stepped_in_small_slices_finds_the_same_deadlock() {
         );
         assert_eq!(r.events, reference.events);
     }
+}
+
+fn with_watchdog(mut cfg: SimConfig, action: WatchdogAction) -> SimConfig {
+    cfg.switch.watchdog = Some(WatchdogConfig {
+        detection: Time::from_us(200),
+        restoration: Time::from_us(200),
+        action,
+        interval: Time::from_us(100),
+    });
+    cfg
+}
+
+#[test]
+fn the_pfc_watchdog_breaks_the_deadlock_by_dropping_the_stormy_queues() {
+    let cfg = with_watchdog(ring(50_000_000), WatchdogAction::Drop);
+    let r = run(cfg.clone(), 1);
+    assert_eq!(
+        r.stop_reason,
+        Some(StopReason::StopTime),
+        "{:?}",
+        r.deadlock
+    );
+    assert!(
+        r.watchdog.storms >= 5,
+        "every ring queue storms: {:?}",
+        r.watchdog
+    );
+    assert!(r.watchdog.restorations <= r.watchdog.storms);
+    assert!(
+        r.drops.get("pfcwd").copied().unwrap_or(0) > 0,
+        "{:?}",
+        r.drops
+    );
+    assert!(
+        r.lossless_drops.is_empty(),
+        "drops are the watchdog's, not overflow"
+    );
+    // Polls and their drops happen at the same times on any number of threads.
+    for threads in 2..=3 {
+        let many = run(cfg.clone(), threads);
+        assert_eq!(many.watchdog, r.watchdog, "{threads} threads");
+        assert_eq!(many.drops, r.drops, "{threads} threads");
+        assert_eq!(many.events, r.events, "{threads} threads");
+    }
+}
+
+#[test]
+fn a_forwarding_watchdog_sends_through_the_pause_and_the_ring_moves_again() {
+    let mut cfg = with_watchdog(ring(2_000_000), WatchdogAction::Forward);
+    cfg.stop_time = Some(Time::from_ms(50));
+    let r = run(cfg, 1);
+    assert!(r.watchdog.storms > 0, "{:?}", r.watchdog);
+    assert!(
+        !r.drops.contains_key("pfcwd"),
+        "forwarding drops nothing itself"
+    );
+    assert_eq!(
+        r.stop_reason,
+        Some(StopReason::AllFlowsDone),
+        "{:?}",
+        r.deadlock
+    );
+}
+
+#[test]
+fn without_a_storm_the_watchdog_changes_nothing() {
+    // Light traffic: no queue stays paused for the detection time.
+    let plain = run(ring(20_000), 1);
+    let watched = run(with_watchdog(ring(20_000), WatchdogAction::Drop), 1);
+    assert_eq!(watched.watchdog.storms, 0);
+    assert_eq!(
+        watched.flows.iter().map(|f| f.finish).collect::<Vec<_>>(),
+        plain.flows.iter().map(|f| f.finish).collect::<Vec<_>>()
+    );
 }

@@ -10,6 +10,7 @@
 //! - [`switch`]: forwarding, MMU admission/release, PFC generation, ECN marking.
 //! - [`host`]: the RDMA NIC: flow scheduling and pacing, ACK/NACK/CNP, go-back-N, CC.
 //! - [`deadlock`]: cycles of paused queues that never drain, found while running;
+//! - [`watchdog`]: the PFC watchdog's polls and what a queue in a storm does;
 //! - [`footprint`]: the memory a run will need, known before it is built;
 //! - [`parallel`]: a run split into parts that advance on several threads, with the results
 //!   of one simulation.
@@ -26,6 +27,7 @@ pub mod parallel;
 pub mod port;
 pub mod switch;
 mod victim;
+mod watchdog;
 
 use crate::config::{CcConfig, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event, EventQueue};
@@ -38,6 +40,7 @@ use crate::topology::{NodeId, NodeKind};
 use headroom_mech::buffer::Mmu;
 use headroom_mech::cc::{CongestionControl, Dcqcn};
 use headroom_mech::ecn::RedConfig;
+use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 use host::{Flow, Host};
@@ -129,6 +132,9 @@ pub struct Simulation {
     transitions: Vec<headroom_mech::buffer::Transition>,
     /// Per global port: pause episodes decided there, and victim pauses among them.
     pause_episodes: Vec<victim::PauseEpisodes>,
+    /// Per global port, with the PFC watchdog on: each egress queue's watchdog (empty when
+    /// it is off).
+    watchdogs: Vec<[QueueWatchdog; PRIORITIES]>,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -333,6 +339,12 @@ impl Simulation {
             rate_samples: Vec::new(),
             transitions: Vec::with_capacity(16),
             pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
+            watchdogs: if cfg.switch.watchdog.is_some() {
+                vec![[QueueWatchdog::default(); PRIORITIES]; n_ports as usize]
+            } else {
+                Vec::new()
+            },
+
             cfg,
         };
         for p in 0..sim.ports.len() {
@@ -686,18 +698,8 @@ impl Simulation {
             let node = self.ports[port as usize].node;
             if let Slot::Switch(s) = self.slots[node as usize] {
                 let local = self.ports[port as usize].local;
-                for q in 0..8usize {
-                    while let Some(pkt) = self.ports[port as usize].queues[q]
-                        .fifo
-                        .pop_front(&self.arena)
-                    {
-                        let pk = *self.arena.get(pkt);
-                        let p = &mut self.ports[port as usize];
-                        p.queues[q].bytes -= pk.size;
-                        self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
-                        self.drop_packet(pkt, "link_down");
-                    }
-                    self.ports[port as usize].nonempty &= !(1 << q);
+                for q in 0..PRIORITIES {
+                    self.flush_egress_queue(s, port, q, "link_down");
                 }
                 self.drop_partial_receptions(s, local);
             }
@@ -734,6 +736,22 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Drops every packet of egress queue `q` of switch `s`'s global port `port`, releasing
+    /// its cells, counted under `cause`.
+    fn flush_egress_queue(&mut self, s: u32, port: u32, q: usize, cause: &str) {
+        let local = self.ports[port as usize].local;
+        while let Some(pkt) = self.ports[port as usize].queues[q]
+            .fifo
+            .pop_front(&self.arena)
+        {
+            let pk = *self.arena.get(pkt);
+            self.ports[port as usize].queues[q].bytes -= pk.size;
+            self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
+            self.drop_packet(pkt, cause);
+        }
+        self.ports[port as usize].nonempty &= !(1 << q);
     }
 
     /// Counts a dropped packet and frees it.
@@ -950,6 +968,7 @@ impl Simulation {
                 retransmitted: f.retransmitted,
             })
             .collect();
+        let watchdog = self.watchdog_counts(now);
         let mut r = RunResults {
             flows,
             pfc_sent: self.pfc_sent,
@@ -967,6 +986,7 @@ impl Simulation {
             bytes: self.ledger,
             arena_slots: self.arena.capacity_used(),
             deadlock: None,
+            watchdog,
         };
         r.sort_records();
         r

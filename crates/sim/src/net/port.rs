@@ -101,6 +101,9 @@ pub struct Port {
     pub port_pause_sent: u32,
     /// Port-level RESUME frames sent.
     pub port_resume_sent: u32,
+    /// Bit `q` set: queue `q` is in a PFC storm with the watchdog's drop action and
+    /// discards what arrives for it.
+    pub wd_drop: u8,
 }
 
 /// One egress queue of a switch port.
@@ -144,6 +147,7 @@ impl Port {
             port_gen: PauseGenerator::default(),
             deficit: [0; PRIORITIES],
             credited: 0,
+            wd_drop: 0,
             rr: 0,
             refill: true,
             wake_at: Time::MAX,
@@ -447,10 +451,14 @@ impl Simulation {
         let response = self.response_time(rate);
         let now = self.now;
         let port_level = pk.payload == u32::from(ALL_CLASSES);
+        // A queue the PFC watchdog took out of PFC ignores its class's frames.
+        let ignored = !port_level
+            && !self.watchdogs.is_empty()
+            && self.watchdog_pause_frame(port, pk.prio, quanta);
         let p = &mut self.ports[port as usize];
         if port_level {
             p.pause.on_port_frame(now, quanta, rate, response);
-        } else {
+        } else if !ignored {
             p.pause.on_frame(now, pk.prio, quanta, rate, response);
         }
         let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));

@@ -262,6 +262,10 @@ impl Simulation {
         // A node's ports have consecutive global indices (this avoids reading the switch).
         let out = port - u32::from(in_local) + u32::from(out_local);
         debug_assert_eq!(out, self.switches[s as usize].port(out_local));
+        if self.watchdog_drops(out, pk.prio) {
+            self.drop_packet(pkt, "pfcwd");
+            return;
+        }
         let sw = &mut self.switches[s as usize];
         let res = sw.mmu.admit(
             usize::from(in_local),

@@ -18,6 +18,7 @@ use headroom_mech::buffer::mmu::Reservation;
 use headroom_mech::buffer::Alpha;
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::{PfcConfig, MAX_QUANTA};
+use headroom_mech::pfcwd::{WatchdogAction, WatchdogConfig};
 use headroom_mech::units::{parse_bytes, Time};
 
 pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
@@ -43,6 +44,7 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             "xon_offset",
             "lossless",
             "pfc",
+            "pfc_watchdog",
             "scheduler",
             "ecn",
             "admission",
@@ -135,6 +137,35 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "lossless") {
         sw.lossless = f.prio_mask(cx)?;
+    }
+    if let Some(f) = t.get(cx, "pfc_watchdog") {
+        let mut w = f.table(cx)?;
+        w.check_keys(cx, &["detection", "restoration", "action", "interval"])?;
+        let mut wd = WatchdogConfig::sonic_default();
+        if let Some(d) = w.get(cx, "detection") {
+            wd.detection = d.positive_time(cx)?;
+        }
+        if let Some(r) = w.get(cx, "restoration") {
+            wd.restoration = r.positive_time(cx)?;
+        }
+        wd.interval = match w.get(cx, "interval") {
+            Some(i) => i.positive_time(cx)?,
+            // SONiC polls every 200 ms, which is its detection time: a poll per detection.
+            None => wd.detection.min(wd.restoration),
+        };
+        if let Some(a) = w.get(cx, "action") {
+            wd.action = match a.str(cx)? {
+                "drop" => WatchdogAction::Drop,
+                "forward" => WatchdogAction::Forward,
+                other => {
+                    return Err(a.err(
+                        cx,
+                        format!("unknown watchdog action `{other}` (expected drop or forward)"),
+                    ))
+                }
+            };
+        }
+        sw.watchdog = Some(wd);
     }
     if let Some(f) = t.get(cx, "pfc") {
         let mut p = f.table(cx)?;

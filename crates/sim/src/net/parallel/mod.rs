@@ -152,6 +152,8 @@ pub struct Partitioned {
     pace: Pace,
     /// The next deadlock check, if the run checks (see [`Partitioned::run_until`]).
     next_check: Option<Time>,
+    /// The next PFC watchdog poll, if the switches have watchdogs.
+    next_poll: Option<Time>,
     deadlock: Option<Deadlock>,
     /// A one-part twin running in lockstep while [`Partitioned::auto`] measures which is
     /// faster ([`probe`]).
@@ -363,6 +365,7 @@ impl Partitioned {
         }
         let total_flows = cfg.flows.len();
         let detection = cfg.deadlock_detection.filter(|d| *d > Time::ZERO);
+        let cfg_watchdog = cfg.switch.watchdog;
         let node_part: Arc<[u16]> = if s.parts > 1 {
             Arc::from(s.node_part)
         } else {
@@ -384,6 +387,7 @@ impl Partitioned {
             stop: None,
             pace: Pace::new(),
             next_check: detection.map(half),
+            next_poll: cfg_watchdog.map(|w| w.interval),
             deadlock: None,
             probing: None,
             probe_result: None,
@@ -457,15 +461,40 @@ impl Partitioned {
 
     /// [`Partitioned::run_until`] of this run alone (no probe).
     fn checked_until(&mut self, limit: Time) -> bool {
-        while let Some(check) = self.next_check.filter(|&c| c <= limit) {
-            if self.advance(check) {
+        loop {
+            let next = [self.next_poll, self.next_check]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(at) = next.filter(|&t| t <= limit) else {
+                return self.advance(limit);
+            };
+            if self.advance(at) {
                 return true;
             }
-            if self.check_deadlock(check) {
+            // The watchdog first: a storm it ends may be what would have deadlocked.
+            if self.next_poll == Some(at) {
+                self.poll_watchdogs(at);
+            }
+            if self.next_check == Some(at) && self.check_deadlock(at) {
                 return true;
             }
         }
-        self.advance(limit)
+    }
+
+    /// Polls every part's switch watchdogs at `now` and schedules the next poll (idle
+    /// stretches skipped: nothing a watchdog watches changes while nothing happens).
+    fn poll_watchdogs(&mut self, now: Time) {
+        for p in &self.parts {
+            lock(p).watchdog_poll(now);
+        }
+        let interval = lock(&self.parts[0])
+            .config()
+            .switch
+            .watchdog
+            .map_or(Time::MAX, |w| w.interval);
+        let next = Time(now.as_ps().saturating_add(interval.as_ps().max(1)));
+        self.next_poll = self.next_event_time().map(|e| e.max(next));
     }
 
     /// Stops the run if it is deadlocked at `now` (every part has handled its events up to
@@ -796,6 +825,7 @@ impl Partitioned {
             for (cause, count) in r.drops {
                 *all.drops.entry(cause).or_insert(0) += count;
             }
+            all.watchdog.absorb(&r.watchdog);
             all.pfc_sent.extend(r.pfc_sent);
             all.pfc_received.extend(r.pfc_received);
             all.lossless_drops.extend(r.lossless_drops);
