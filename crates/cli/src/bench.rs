@@ -76,7 +76,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         outln!("threads         {parts}");
         if let Some(p) = probe {
             outln!(
-                "probe           {:.1} ms with threads, {:.1} ms with one, over {:.3} ms simulated",
+                "probe           {:.2} ms with threads, {:.2} ms with one, over {:.3} ms simulated",
                 p.partitioned.as_secs_f64() * 1e3,
                 p.single.as_secs_f64() * 1e3,
                 p.covered.as_secs_f64() * 1e3

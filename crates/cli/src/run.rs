@@ -274,6 +274,16 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     bar.finish_and_clear();
     sim.check_invariants()
         .map_err(|e| miette!("internal invariant violated: {e}"))?;
+    let threads = match (sim.parts(), sim.probe()) {
+        (1, Some(p)) => format!(
+            "one thread (faster than threads: {:.2} ms vs {:.2} ms over the first {:.3} ms)",
+            p.single.as_secs_f64() * 1e3,
+            p.partitioned.as_secs_f64() * 1e3,
+            p.covered.as_secs_f64() * 1e3
+        ),
+        (1, None) => "one thread".to_string(),
+        (n, _) => format!("{n} threads"),
+    };
     let results = sim.finish();
     let wall = started.elapsed();
 
@@ -308,7 +318,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     if !a.quiet {
         outln!("{}", output::summary_table(&summary));
         outln!(
-            "{} events in {:.2} s wall ({:.2} M events/s), simulated {:.3} ms; outputs in {}",
+            "{} events in {:.2} s wall ({:.2} M events/s) on {threads}, simulated {:.3} ms; \
+             outputs in {}",
             results.events,
             wall.as_secs_f64(),
             results.events as f64 / wall.as_secs_f64().max(1e-9) / 1e6,

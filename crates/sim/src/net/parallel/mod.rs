@@ -662,7 +662,8 @@ impl Partitioned {
         let n = self.parts.len();
         loop {
             pace.window_done(self.events());
-            let parallel = pace.parallel();
+            // While probing against one thread, measure the threads themselves.
+            let parallel = self.probing.is_some() || pace.parallel();
             let next = self
                 .parts
                 .iter()

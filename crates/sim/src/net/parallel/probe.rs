@@ -5,8 +5,11 @@
 //! fabric with 10 ns links has windows of a few events, and on a machine whose other core
 //! is busy the threads mostly wait for each other. Neither is known before the run, so
 //! [`Partitioned::auto`] measures it: both runs advance over the same simulated spans
-//! (doubling from a few windows) until [`PROBE_BUDGET`] of wall time has gone into them or
-//! the run ends, then the slower one is dropped. Both simulate the same events with the
+//! (each starting at the next event, doubling from a few windows; the threads always run
+//! their windows in parallel while probing). Once they have handled 200,000 events and
+//! [`PROBE_BUDGET`] of wall time has gone into them, or at once when the threads have been
+//! three times slower than one for 2 ms, or at the latest after eight budgets, or when the
+//! run ends, the slower one is dropped. Both simulate the same events with the
 //! same results, so the survivor simply continues; a probe that ends the run costs the
 //! loser's share of it, a longer run at most the budget.
 //!
@@ -30,6 +33,23 @@ pub const MARGIN: f64 = 0.9;
 /// Windows the first probe span covers (then each span doubles).
 const FIRST_SPAN_WINDOWS: u64 = 64;
 
+/// A probe gives up on the threads before its budget once they have taken this long and
+/// at least [`CLEAR_RATIO`] times as long as one thread: a short run should not pay the
+/// whole budget for an answer that is already plain (10 ns links: a hundred windows can
+/// take the threads forty times as long).
+const CLEAR_AFTER: Duration = Duration::from_millis(2);
+
+/// See [`CLEAR_AFTER`].
+const CLEAR_RATIO: f64 = 3.0;
+
+/// Events a probe must have measured before it decides (unless the run ends, or it has
+/// spent [`HARD_CAP`] budgets): the first windows of traffic are lighter than the rest,
+/// and windows with little work favour one thread more than the run as a whole will.
+const MIN_EVENTS: u64 = 200_000;
+
+/// A probe decides after this many budgets whatever it has measured.
+const HARD_CAP: u32 = 8;
+
 /// The probe of an automatic run, and what it chose.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Probe {
@@ -51,6 +71,8 @@ pub(super) struct Probing {
     probe: Probe,
     budget: Duration,
     margin: f64,
+    /// Events the partitioned run handled in the probe's measured steps.
+    events: u64,
 }
 
 impl Partitioned {
@@ -80,6 +102,7 @@ impl Partitioned {
                 probe: Probe::default(),
                 budget,
                 margin,
+                events: 0,
             });
         }
         Ok(run)
@@ -96,28 +119,48 @@ impl Partitioned {
     pub(super) fn probe_until(&mut self, limit: Time) -> Option<bool> {
         loop {
             let mut p = self.probing.take()?;
-            let next = match p.next {
-                Some(n) => n,
+            // A step starts at the next event: idle time says nothing about speed.
+            let target = match p.next {
+                Some(t) => t,
                 None => {
                     let first = self.next_event_time().unwrap_or(limit);
                     Time(first.as_ps().saturating_add(p.span.as_ps()))
                 }
             };
-            let until = next.min(limit);
+            let until = target.min(limit);
+            let before = self.events();
             let t = Instant::now();
             let ended = self.checked_until(until);
-            p.probe.partitioned += t.elapsed();
+            let spent = t.elapsed();
+            let handled = self.events() - before;
             let t = Instant::now();
             let twin_ended = p.twin.checked_until(until);
-            p.probe.single += t.elapsed();
+            let twin_spent = t.elapsed();
             debug_assert_eq!(ended, twin_ended, "the two runs of a probe diverged");
+            // Calls that handled nothing measure the calls, not the simulation.
+            if handled > 0 {
+                p.probe.partitioned += spent;
+                p.probe.single += twin_spent;
+                p.events += handled;
+            }
             p.probe.covered = until;
-            if ended || p.probe.partitioned + p.probe.single >= p.budget {
+            let (a, b) = (p.probe.partitioned, p.probe.single);
+            // Threads far behind one are not going to catch up (tiny windows, busy cores):
+            // stop paying for them at once. Threads ahead must stay ahead over a fair
+            // sample of the run before they are believed.
+            let hopeless = a >= CLEAR_AFTER && a.as_secs_f64() >= CLEAR_RATIO * b.as_secs_f64();
+            let enough = p.events >= MIN_EVENTS && a + b >= p.budget;
+            if ended || hopeless || enough || a + b >= p.budget * HARD_CAP {
                 self.choose(p);
                 return ended.then_some(true);
             }
+            if until < target {
+                p.next = Some(target);
+                self.probing = Some(p);
+                return Some(false);
+            }
             p.span = Time(p.span.as_ps().saturating_mul(2));
-            p.next = Some(Time(until.as_ps().saturating_add(p.span.as_ps())));
+            p.next = None;
             self.probing = Some(p);
             if until >= limit {
                 return Some(false);
