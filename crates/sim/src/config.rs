@@ -7,10 +7,10 @@
 //!
 //! Invariants a valid config keeps (checked by [`SimConfig::validate`]): the topology is
 //! structurally valid, every flow names two distinct hosts and a priority below 8 with a
-//! non-zero size, packet sizes are non-zero, a switch buffer is below 4 GiB and holds every
-//! switch's private and headroom reservations, a switch chip has at least as many ports
-//! as the topology connects to any switch, and a run has a way to stop (a stop time, or
-//! flows that can all finish).
+//! non-zero size, packet sizes are non-zero and below 4 GiB (the engine's frame sizes are
+//! 32-bit), a switch buffer is below 4 GiB and holds every switch's private and headroom
+//! reservations, a switch chip has at least as many ports as the topology connects to any
+//! switch, and a run has a way to stop (a stop time, or flows that can all finish).
 
 use crate::topology::{NodeKind, Topology};
 use crate::workload::FlowSpec;
@@ -631,6 +631,25 @@ impl SimConfig {
         };
         if self.host.mtu_payload == 0 {
             return param("host.mtu_payload", "must be > 0");
+        }
+        // The engine's frame sizes are 32-bit (`Packet::size`).
+        let frame_limit = u64::from(u32::MAX);
+        if self
+            .host
+            .mtu_payload
+            .checked_add(self.host.header_bytes)
+            .is_none_or(|b| b > frame_limit)
+        {
+            return param(
+                "host.mtu_payload",
+                "with the header, a data frame must be below 4 GiB",
+            );
+        }
+        if self.host.ack_bytes > frame_limit {
+            return param("host.ack_bytes", "must be below 4 GiB");
+        }
+        if self.host.cnp_bytes > frame_limit {
+            return param("host.cnp_bytes", "must be below 4 GiB");
         }
         if self.host.ack_prio >= 8 {
             return param("host.ack_prio", "must be in 0..8");
