@@ -7,10 +7,11 @@
 //!
 //! Invariants a valid config keeps (checked by [`SimConfig::validate`]): the topology is
 //! structurally valid, every flow names two distinct hosts and a priority below 8 with a
-//! non-zero size, packet sizes are non-zero, a switch buffer is below 4 GiB and holds every
-//! switch's private and headroom reservations, a switch chip has at least as many ports
-//! as the topology connects to any switch, and a run has a way to stop (a stop time, or
-//! flows that can all finish).
+//! non-zero size, packet sizes and the DWRR quantum are non-zero and below 4 GiB (the
+//! engine's frame sizes are 32-bit), a switch buffer is below 4 GiB and holds every
+//! switch's private and headroom reservations, a switch chip has at least as many ports as
+//! the topology connects to any switch, and a run has a way to stop (a stop time, or flows
+//! that can all finish).
 
 use crate::topology::{NodeKind, Topology};
 use crate::workload::FlowSpec;
@@ -205,7 +206,12 @@ impl SchemeConfig {
             SchemeConfig::Sih => H::Sih { reservation },
             SchemeConfig::Shp(ShpPool::Bytes(b)) => H::Shp { pool_bytes: *b },
             SchemeConfig::Shp(ShpPool::Ratio(r)) => {
-                let xoff_sum: u64 = etas.iter().sum::<u64>() * u64::from(n_lossless);
+                // Saturating: a fixed headroom may be any size up to u64::MAX bytes; a
+                // saturated pool is then refused by the MMU as over-committed.
+                let xoff_sum = etas
+                    .iter()
+                    .fold(0u64, |sum, &e| sum.saturating_add(e))
+                    .saturating_mul(u64::from(n_lossless));
                 H::Shp {
                     pool_bytes: (xoff_sum as f64 / r.max(f64::MIN_POSITIVE)).ceil() as u64,
                 }
@@ -241,7 +247,8 @@ impl AlphaPolicy {
             AlphaPolicy::ScaledByRate { base, nic_rate } => {
                 let mut a = *base;
                 let mut r = nic_rate.bps().max(1);
-                while r * 2 <= rate.bps() {
+                // Checked: a port rate may be close to u64::MAX bit/s.
+                while r.checked_mul(2).is_some_and(|d| d <= rate.bps()) {
                     a = a.doubled();
                     r *= 2;
                 }
@@ -632,6 +639,25 @@ impl SimConfig {
         if self.host.mtu_payload == 0 {
             return param("host.mtu_payload", "must be > 0");
         }
+        // The engine's frame sizes are 32-bit (`Packet::size`).
+        let frame_limit = u64::from(u32::MAX);
+        if self
+            .host
+            .mtu_payload
+            .checked_add(self.host.header_bytes)
+            .is_none_or(|b| b > frame_limit)
+        {
+            return param(
+                "host.mtu_payload",
+                "with the header, a data frame must be below 4 GiB",
+            );
+        }
+        if self.host.ack_bytes > frame_limit {
+            return param("host.ack_bytes", "must be below 4 GiB");
+        }
+        if self.host.cnp_bytes > frame_limit {
+            return param("host.cnp_bytes", "must be below 4 GiB");
+        }
         if self.host.ack_prio >= 8 {
             return param("host.ack_prio", "must be in 0..8");
         }
@@ -644,6 +670,10 @@ impl SimConfig {
         }
         if self.switch.scheduler.quantum == 0 {
             return param("switch.scheduler.quantum", "must be > 0");
+        }
+        if self.switch.scheduler.quantum > frame_limit {
+            // Below 4 GiB, a quantum times a 32-bit weight fits the 64-bit DWRR deficit.
+            return param("switch.scheduler.quantum", "must be below 4 GiB");
         }
         if !self.link_failures.is_empty() && self.stop_time.is_none() {
             return param(

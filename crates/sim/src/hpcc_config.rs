@@ -320,9 +320,16 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         }
         if nums[0] != 0 {
             // As in the HPCC simulator: the time is in microseconds after t = 2 s.
+            let after = nums[0].checked_mul(1_000_000).ok_or_else(|| {
+                c.err_at(
+                    line,
+                    "LINK_DOWN",
+                    format!("{} microseconds is out of range", nums[0]),
+                )
+            })?;
             let node = |n: u64| crate::topology::NodeId(u32::try_from(n).unwrap_or(u32::MAX));
             link_failures.push(crate::config::LinkFailure {
-                time: Time::from_ms(2_000) + Time::from_us(nums[0]),
+                time: Time::from_ms(2_000) + Time::from_ps(after),
                 a: node(nums[1]),
                 b: node(nums[2]),
             });

@@ -135,8 +135,7 @@ pub fn run(a: &BufmgrdArgs) -> Result<ExitCode> {
         None => None,
         Some("mellanox") => Some(ZeroProfiles::mellanox()),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| SonicError::new(format!("cannot read {path}: {e}")))?;
+            let text = super::input::read_text(Path::new(path))?;
             Some(
                 ZeroProfiles::from_json(&text)
                     .map_err(|e| SonicError::new(format!("{path}: {e}")))?,
@@ -192,8 +191,7 @@ pub fn run(a: &BufmgrdArgs) -> Result<ExitCode> {
 
 /// Reads a flat (`TABLE:key`) JSON file, as buffermgrd's `-a`/`-p` files.
 fn read_flat(path: &Path) -> Result<RawDb> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SonicError::new(format!("cannot read {}: {e}", path.display())))?;
+    let text = super::input::read_text(path)?;
     raw::from_flat_json(&text, ':').map_err(|e| SonicError::new(format!("{}: {e}", path.display())))
 }
 

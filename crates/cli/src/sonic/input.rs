@@ -12,7 +12,8 @@
 //!   `BUFFER_POOL|egress_lossless_pool.size`, as SONiC's pool plugin does.
 //!
 //! The ASIC and peripheral files are merged into STATE_DB, as buffermgrd writes them there at
-//! start-up. Every error names the file it comes from.
+//! start-up. Every error names the file it comes from. Files are read with the simulator's
+//! bound for hand-written inputs (64 MiB).
 //!
 //! [`InputArgs::load`] (`plan`, `diff`, `show`) then applies SONiC's validation
 //! ([`headroom_sonic::validate`]) to CONFIG_DB, as `config` does to the CONFIG_DB it writes:
@@ -124,9 +125,10 @@ pub struct Loaded {
     pub asic_table: Option<PathBuf>,
 }
 
-/// Reads a file as text.
+/// Reads a file as text, refusing directories and files larger than the bound of
+/// hand-written inputs (a mistaken `/dev/zero` would otherwise be read until memory ran out).
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
+    headroom_sim::input::read_text(path, headroom_sim::input::MAX_TEXT_BYTES)
         .map_err(|e| SonicError::new(format!("cannot read {}: {e}", path.display())))
 }
 

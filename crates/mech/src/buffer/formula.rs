@@ -8,7 +8,9 @@
 //!   from pause quanta, cell occupancy of small packets).
 //!
 //! Every function is exact integer arithmetic except SONiC's, which is specified in
-//! floating point and rounded up at the end. All results are bytes, rounded up.
+//! floating point and rounded up at the end. All results are bytes, rounded up, and
+//! saturate at `u64::MAX` (inputs come from users and may be absurd; such a headroom is
+//! then refused as larger than any buffer).
 
 use crate::units::{Rate, Time};
 use serde::Serialize;
@@ -41,12 +43,18 @@ pub fn bytes_on_cable(rate: Rate, one_way: Time) -> u64 {
 /// the guide), `mtu_s`: the largest frame of the paused priority the peer may have just
 /// started, `response`: bytes the peer sends between receiving PAUSE and stopping (3840 B).
 pub fn pfc_guide(rate: Rate, one_way: Time, mtu_r: u64, mtu_s: u64, response: u64) -> u64 {
-    mtu_r + mtu_s + response + 2 * bytes_on_cable(rate, one_way)
+    mtu_r
+        .saturating_add(mtu_s)
+        .saturating_add(response)
+        .saturating_add(bytes_on_cable(rate, one_way).saturating_mul(2))
 }
 
 /// The DSH paper's eta: `2 × (C × D_prop + L_MTU) + 3840 B`.
 pub fn dsh_eta(rate: Rate, one_way: Time, mtu: u64) -> u64 {
-    2 * (bytes_on_cable(rate, one_way) + mtu) + PEER_RESPONSE_BYTES
+    bytes_on_cable(rate, one_way)
+        .saturating_add(mtu)
+        .saturating_mul(2)
+        .saturating_add(PEER_RESPONSE_BYTES)
 }
 
 /// Pause quanta a MAC may take to stop after a PAUSE (IEEE 802.3 31B.3.7), by speed in

@@ -342,12 +342,14 @@ impl Mmu {
             ),
         };
         let reserved_private = u64::from(private_cells) * (ports * PRIORITIES) as u64;
-        let reserved = reserved_headroom + reserved_private;
+        // Saturating: an SHP pool may be sized up to u64::MAX bytes (a tiny
+        // over-subscription ratio), which is over-committed, not an overflow.
+        let reserved = reserved_headroom.saturating_add(reserved_private);
         if reserved >= total_cells {
             return Err(MmuError::OverCommitted {
-                reserved: reserved * cell,
-                private: reserved_private * cell,
-                headroom: reserved_headroom * cell,
+                reserved: reserved.saturating_mul(cell),
+                private: reserved_private.saturating_mul(cell),
+                headroom: reserved_headroom.saturating_mul(cell),
                 buffer: cfg.buffer_bytes,
             });
         }

@@ -818,9 +818,13 @@ impl Simulation {
         let overhead = self.cfg.link.frame_overhead;
         let path = self.path(fl.src_port, NodeId(fl.dst), fl.hash);
         let first_payload = fl.size.min(h.mtu_payload);
-        let first = first_payload + h.header_bytes + overhead;
+        // Saturating: a flow may be up to u64::MAX bytes, and its wire bytes then exceed a
+        // u64; the serialization time of that many bytes saturates at Time::MAX anyway.
+        let per_packet = h.header_bytes.saturating_add(overhead);
+        let first = first_payload.saturating_add(per_packet);
         let packets = fl.size.div_ceil(h.mtu_payload);
-        let rest = (fl.size - first_payload) + (packets - 1) * (h.header_bytes + overhead);
+        let rest =
+            (fl.size - first_payload).saturating_add((packets - 1).saturating_mul(per_packet));
         let mut t = Time::ZERO;
         let mut bottleneck = Rate(u64::MAX);
         for &gp in &path {

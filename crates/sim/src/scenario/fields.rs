@@ -567,12 +567,13 @@ pub(super) fn opt_prio(cx: &Cx, t: &mut Tbl, key: &str) -> Res<u8> {
     t.get(cx, key).map_or(Ok(DEFAULT_PRIO), |f| f.prio(cx))
 }
 
-/// Reads the file a field names (relative to the scenario's directory): its resolved path,
-/// the path as shown in messages, and its text; an unreadable file is an error at the field.
-pub(super) fn read_referenced(cx: &Cx, f: &Fld) -> Res<(PathBuf, String, String)> {
+/// Reads the file a field names (relative to the scenario's directory), at most `limit`
+/// bytes (`crate::input`'s bound for its kind): its resolved path, the path as shown in
+/// messages, and its text; an unreadable file is an error at the field.
+pub(super) fn read_referenced(cx: &Cx, f: &Fld, limit: u64) -> Res<(PathBuf, String, String)> {
     let path = cx.resolve(f.str(cx)?);
     let shown = path.display().to_string();
-    let text = crate::input::read_text(&path, crate::input::MAX_FLOW_FILE_BYTES).map_err(|e| {
+    let text = crate::input::read_text(&path, limit).map_err(|e| {
         cx.file_err(
             &f.name,
             f.span(),

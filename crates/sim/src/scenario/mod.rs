@@ -540,6 +540,8 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
         ConfigError::Parameter { field, reason } => {
             let name = match field {
                 "host.mtu_payload" => "host.mtu",
+                "host.ack_bytes" => "host.ack",
+                "host.cnp_bytes" => "host.cnp",
                 "switch.cell_bytes" => "switch.cell",
                 "switch.buffer_bytes" => "switch.buffer",
                 "switch.chip_ports" => "switch.ports",

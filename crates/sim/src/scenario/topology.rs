@@ -129,7 +129,7 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
         _ => {
             // "hpcc-file": the only kind of TOPOLOGY_KINDS left.
             let ff = t.req(cx, "file")?;
-            let (path, shown, text) = read_referenced(cx, &ff)?;
+            let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_TEXT_BYTES)?;
             crate::topology::hpcc::parse(&text, &shown).map_err(|e| match e {
                 TopologyError::File { line, reason, .. } => {
                     cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)

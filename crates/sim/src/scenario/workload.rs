@@ -267,7 +267,7 @@ pub(super) fn parse_workload(
         }
         "flow-file" => {
             let ff = t.req(cx, "file")?;
-            let (path, shown, text) = read_referenced(cx, &ff)?;
+            let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_FLOW_FILE_BYTES)?;
             let flows = crate::workload::hpcc::parse(&text, &shown).map_err(|e| match e {
                 WorkloadError::File { line, reason, .. } => {
                     cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
@@ -358,7 +358,7 @@ fn parse_cdf(cx: &Cx, t: &mut Tbl) -> Res<SizeCdf> {
             })
         }
         (None, Some(f)) => {
-            let (path, shown, text) = read_referenced(cx, &f)?;
+            let (path, shown, text) = read_referenced(cx, &f, crate::input::MAX_TEXT_BYTES)?;
             SizeCdf::parse(&text, &shown).map_err(|e| match e {
                 WorkloadError::File { line, reason, .. } => {
                     cx.file_err(&f.name, f.span(), path.clone(), line, reason)
