@@ -8,7 +8,7 @@
 //! (each starting at the next event, doubling from a few windows; the threads always run
 //! their windows in parallel while probing). Once they have handled 200,000 events and
 //! [`PROBE_BUDGET`] of wall time has gone into them, or at once when the threads have been
-//! three times slower than one for 2 ms, or at the latest after eight budgets, or when the
+//! twice as slow as one for 2 ms over 20,000 events, or at the latest after eight budgets, or when the
 //! run ends, the slower one is dropped. Both simulate the same events with the
 //! same results, so the survivor simply continues; a probe that ends the run costs the
 //! loser's share of it, a longer run at most the budget.
@@ -31,7 +31,7 @@ pub const PROBE_BUDGET: Duration = Duration::from_millis(40);
 pub const MARGIN: f64 = 0.9;
 
 /// Windows the first probe span covers (then each span doubles).
-const FIRST_SPAN_WINDOWS: u64 = 64;
+const FIRST_SPAN_WINDOWS: u64 = 4;
 
 /// A probe gives up on the threads before its budget once they have taken this long and
 /// at least [`CLEAR_RATIO`] times as long as one thread: a short run should not pay the
@@ -40,7 +40,7 @@ const FIRST_SPAN_WINDOWS: u64 = 64;
 const CLEAR_AFTER: Duration = Duration::from_millis(2);
 
 /// See [`CLEAR_AFTER`].
-const CLEAR_RATIO: f64 = 3.0;
+const CLEAR_RATIO: f64 = 2.0;
 
 /// Events a probe must have measured before it decides (unless the run ends, or it has
 /// spent [`HARD_CAP`] budgets): the first windows of traffic are lighter than the rest,
@@ -145,10 +145,13 @@ impl Partitioned {
             }
             p.probe.covered = until;
             let (a, b) = (p.probe.partitioned, p.probe.single);
-            // Threads far behind one are not going to catch up (tiny windows, busy cores):
-            // stop paying for them at once. Threads ahead must stay ahead over a fair
+            // Threads far behind one over a first sample (the first calls' fixed costs
+            // aside) are not going to catch up (tiny windows, busy cores): stop paying for
+            // them at once. Threads ahead must stay ahead over a fair
             // sample of the run before they are believed.
-            let hopeless = a >= CLEAR_AFTER && a.as_secs_f64() >= CLEAR_RATIO * b.as_secs_f64();
+            let hopeless = p.events >= MIN_EVENTS / 10
+                && a >= CLEAR_AFTER
+                && a.as_secs_f64() >= CLEAR_RATIO * b.as_secs_f64();
             let enough = p.events >= MIN_EVENTS && a + b >= p.budget;
             if ended || hopeless || enough || a + b >= p.budget * HARD_CAP {
                 self.choose(p);
