@@ -19,7 +19,8 @@ use std::time::Instant;
     after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv, queues.csv/buffer.csv/rates.csv \
 (when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), and plots \
 (fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG. Files an earlier run \
-wrote in the same directory are removed first.\n\nExit codes: 0 success, 2 invalid input, \
+wrote in the same directory are removed first. Every file and column: docs/outputs.md; \
+every scenario key: docs/scenario.md.\n\nExit codes: 0 success, 2 invalid input, \
 3 a lossless drop with --fail-on-lossless-drop, 4 a PFC deadlock (a cycle of paused queues; \
 summary.json names it)."
 )]
@@ -61,6 +62,9 @@ pub struct RunArgs {
     /// No progress bar and no summary table.
     #[arg(long, short)]
     quiet: bool,
+    /// Run even when the sample interval would write more than 1 GiB of samples.
+    #[arg(long)]
+    force: bool,
     /// Threads to simulate on. The network is split into as many parts, advancing in
     /// windows of the shortest link delay between parts; the results are the same for any
     /// number (a run that fails on its first lossless drop uses one). Default: the run
@@ -68,6 +72,37 @@ pub struct RunArgs {
     /// 40 ms of wall time.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+}
+
+/// Sampled output beyond which a run asks for `--force`.
+const SAMPLE_LIMIT: u64 = 1 << 30;
+
+/// Bytes a CSV row of a sample takes, about (time, node, port, queue, value).
+const SAMPLE_ROW_BYTES: u64 = 40;
+
+/// The most bytes the sampled CSVs (and their rows in memory) of `cfg` can take, if it
+/// samples: every switch, every egress queue and every flow at every sample, until the
+/// stop time or, without one, the last flow's start (the run goes on beyond it).
+fn sample_bytes(cfg: &SimConfig) -> Option<u64> {
+    let iv = cfg.record.sample_interval.filter(|iv| *iv > Time::ZERO)?;
+    let horizon = cfg
+        .stop_time
+        .or_else(|| cfg.flows.iter().map(|f| f.start).max())?;
+    let samples = horizon.as_ps() / iv.as_ps() + 1;
+    let topo = &cfg.topology;
+    let hosts = topo
+        .nodes
+        .iter()
+        .filter(|&&k| k == headroom_sim::topology::NodeKind::Host)
+        .count() as u64;
+    let switch_ports = (topo.links.len() as u64 * 2).saturating_sub(hosts);
+    let switches = topo.nodes.len() as u64 - hosts;
+    let rows = switches + switch_ports * 8 + cfg.flows.len() as u64;
+    Some(
+        samples
+            .saturating_mul(rows)
+            .saturating_mul(SAMPLE_ROW_BYTES),
+    )
 }
 
 /// A positive time (`0s` would stop a run before it starts).
@@ -228,6 +263,15 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&p.name));
     let cfg = p.config.clone();
+    if let Some(bytes) = sample_bytes(&p.config).filter(|&b| b > SAMPLE_LIMIT && !a.force) {
+        return Err(miette!(
+            "{}: [output] sample_interval {} would record up to {} of samples (every \
+             queue and flow at every sample); use a longer interval, or --force to run anyway",
+            p.name,
+            p.config.record.sample_interval.unwrap_or(Time::ZERO),
+            headroom_mech::units::human_bytes(bytes)
+        ));
+    }
     let mut sim = build(&p.name, p.config, a.threads, a.quiet)?;
     crate::outdir::prepare(&out)?;
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {

@@ -350,3 +350,29 @@ fn an_output_directory_that_cannot_be_made_is_refused_before_the_run() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("output directory file/sub"), "{err}");
 }
+
+#[test]
+fn a_sample_interval_that_would_write_gigabytes_asks_for_force() {
+    let text = SMALL.replacen(
+        "name = \"small\"",
+        "name = \"small\"\nstop_time = \"5ms\"",
+        1,
+    ) + "\n[output]\nsample_interval = \"1ns\"\n";
+    let (code, err) = run_scenario(&text, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("sample_interval") && err.contains("--force"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_help_points_to_the_references() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = headroom(&["run", "--help"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("docs/outputs.md") && text.contains("docs/scenario.md"),
+        "{text}"
+    );
+}
