@@ -13,11 +13,14 @@
 //!   ingress queue and the pause timers of a paused transmitter.
 //! - [`pfcwd`]: the PFC watchdog: queues paused too long stop honouring PAUSE for a while.
 //! - [`ecn`]: RED-style ECN marking of egress queues.
-//! - [`cc`]: sender congestion control (DCQCN, or none).
+//! - [`int`]: in-band network telemetry hop records (what HPCC's switches append).
+//! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, or none) fed by one
+//!   feedback type, and the receivers' notification points.
 
 pub mod buffer;
 pub mod cc;
 pub mod ecn;
+pub mod int;
 pub mod pfc;
 pub mod pfcwd;
 pub mod units;

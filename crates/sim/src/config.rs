@@ -18,7 +18,7 @@ use crate::workload::FlowSpec;
 use headroom_mech::buffer::formula::{self, SonicInputs};
 use headroom_mech::buffer::mmu::{Mmu, MmuConfig, Reservation};
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::DcqcnConfig;
+use headroom_mech::cc::{CongestionControl, Dcqcn, DcqcnConfig, NotificationPoint};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
@@ -492,6 +492,25 @@ pub enum CcConfig {
     None,
     /// DCQCN.
     Dcqcn(DcqcnConfig),
+}
+
+impl CcConfig {
+    /// The sender's half of a flow's congestion control on a NIC of `line_rate`.
+    pub fn reaction_point(&self, line_rate: Rate) -> CongestionControl {
+        match self {
+            CcConfig::None => CongestionControl::None { line_rate },
+            CcConfig::Dcqcn(d) => CongestionControl::Dcqcn(Dcqcn::new(d.clone(), line_rate)),
+        }
+    }
+
+    /// The receiver's half of a flow's congestion control; DCQCN's CNPs are at least
+    /// `cnp_interval` apart.
+    pub fn notification_point(&self, cnp_interval: Time) -> NotificationPoint {
+        match self {
+            CcConfig::None => NotificationPoint::None,
+            CcConfig::Dcqcn(_) => NotificationPoint::cnp(cnp_interval),
+        }
+    }
 }
 
 /// Host / NIC parameters.

@@ -285,6 +285,14 @@ impl Dcqcn {
         self.alpha
     }
 
+    /// Feedback about the flow arrived at `now`: a CNP reporting Congestion Experienced is
+    /// [`Self::on_cnp`]; DCQCN learns nothing from ACKs or from a CNP without CE.
+    pub fn on_feedback(&mut self, now: Time, feedback: &super::Feedback) {
+        if let super::Feedback::Cnp { ce: true, .. } = feedback {
+            self.on_cnp(now);
+        }
+    }
+
     /// A congestion notification packet for this flow arrived at `now`. Timers due at or
     /// before `now` run first.
     ///

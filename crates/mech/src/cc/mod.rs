@@ -1,20 +1,98 @@
 //! Sender congestion control as sans-IO state machines.
 //!
-//! A sender owns one [`CongestionControl`] per flow. The driver tells it about CNPs and sent
-//! bytes, asks it for the current sending [`Rate`], and, quinn-style, asks for the next
-//! deadline with [`CongestionControl::poll_timeout`] and calls
-//! [`CongestionControl::handle_timeout`] once that time is reached. A timeout handled early
-//! or late is harmless: the machine only acts on timers whose deadline is `<= now`.
+//! A flow has two halves. The sender owns one [`CongestionControl`] (the reaction point):
+//! the driver feeds it every piece of [`Feedback`] the network returns (a CNP, an ACK with
+//! what it carries) and the bytes it sends, asks it for the current sending [`Rate`] and,
+//! quinn-style, asks for the next deadline with [`CongestionControl::poll_timeout`] and calls
+//! [`CongestionControl::handle_timeout`] once that time is reached. The receiver owns one
+//! [`NotificationPoint`] (see [`notify`]), which decides for each data packet what goes back:
+//! a CNP, an ECN echo on the ACK. A bytes-in-flight [`Window`] sits beside the rate limiter
+//! for the algorithms that use one.
 //!
-//! Invariants: the rate stays within `[min_rate, line_rate]`; nothing here allocates.
+//! A timeout handled early or late is harmless: the machines only act on timers whose
+//! deadline is `<= now`.
+//!
+//! Invariants: the rate stays within `[min_rate, line_rate]`; nothing here allocates;
+//! feedback an algorithm does not use leaves it unchanged.
 
 pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod notify;
+pub mod timely;
 
+use crate::int::IntStack;
 use crate::units::{Rate, Time};
 
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant};
+pub use dctcp::{Dctcp, DctcpConfig};
+pub use hpcc::{Hpcc, HpccConfig};
+pub use notify::{NotificationPoint, Reply};
+pub use timely::{Timely, TimelyConfig};
 
-/// One flow's congestion controller.
+/// What the network tells a sender about one of its flows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Feedback<'a> {
+    /// A congestion notification packet: the receiver saw packets of the flow marked.
+    Cnp {
+        /// Some were marked Congestion Experienced.
+        ce: bool,
+        /// Some were marked Undetermined (ternary congestion detection); a CNP with `ue`
+        /// and without `ce` says the flow's queues were only paused, not congested.
+        ue: bool,
+    },
+    /// An acknowledgement.
+    Ack(Ack<'a>),
+}
+
+/// What an acknowledgement tells the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack<'a> {
+    /// Cumulative: the next byte the receiver expects.
+    pub acked: u64,
+    /// The sender's next new byte when the ACK arrived. Algorithms that update once per
+    /// round trip remember it and update again when an ACK passes it.
+    pub snd_nxt: u64,
+    /// A round-trip sample: from the send of a packet this ACK covers to now.
+    pub rtt: Option<Time>,
+    /// The acknowledged packet arrived marked Congestion Experienced.
+    pub ecn_echo: bool,
+    /// The INT hop records the acknowledged packet collected, when the network adds them.
+    pub int: Option<&'a IntStack>,
+}
+
+/// A bound on a flow's bytes in flight (sent, not yet acknowledged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Window {
+    /// The window at line rate, in bytes (a base bandwidth-delay product). 0: no window.
+    pub bytes: u64,
+    /// Scale the window with the sending rate: `bytes x rate / line_rate`, at least 1 byte.
+    pub variable: bool,
+}
+
+impl Window {
+    /// No window: only the rate limits the flow.
+    pub const NONE: Window = Window {
+        bytes: 0,
+        variable: false,
+    };
+
+    /// The bytes in flight allowed at sending rate `rate` on a NIC of `line_rate`, or
+    /// `None` without a window.
+    pub fn limit(&self, rate: Rate, line_rate: Rate) -> Option<u64> {
+        if self.bytes == 0 {
+            return None;
+        }
+        if !self.variable || line_rate.bps() == 0 {
+            return Some(self.bytes);
+        }
+        // u128: bytes x bits per second overflows u64 beyond ~18 MB x 1 Tb/s.
+        let w = u128::from(self.bytes) * u128::from(rate.bps()) / u128::from(line_rate.bps());
+        Some((w as u64).max(1))
+    }
+}
+
+/// One flow's congestion controller (its reaction point).
 #[derive(Debug, Clone)]
 pub enum CongestionControl {
     /// No end-to-end congestion control: send at line rate, rely on PFC alone.
@@ -24,6 +102,12 @@ pub enum CongestionControl {
     },
     /// DCQCN reaction point.
     Dcqcn(Dcqcn),
+    /// DCTCP, rate-based.
+    Dctcp(Dctcp),
+    /// TIMELY.
+    Timely(Timely),
+    /// HPCC (boxed: its hop records make it several times larger than the others).
+    Hpcc(Box<Hpcc>),
 }
 
 impl CongestionControl {
@@ -32,14 +116,39 @@ impl CongestionControl {
         match self {
             CongestionControl::None { line_rate } => *line_rate,
             CongestionControl::Dcqcn(d) => d.rate(),
+            CongestionControl::Dctcp(d) => d.rate(),
+            CongestionControl::Timely(t) => t.rate(),
+            CongestionControl::Hpcc(h) => h.rate(),
         }
     }
 
-    /// A congestion notification packet for this flow arrived at `now`.
-    pub fn on_cnp(&mut self, now: Time) {
-        if let CongestionControl::Dcqcn(d) = self {
-            d.on_cnp(now);
+    /// Feedback about this flow arrived at `now`.
+    pub fn on_feedback(&mut self, now: Time, feedback: &Feedback) {
+        match (self, feedback) {
+            (CongestionControl::None { .. }, _) => {}
+            (CongestionControl::Dcqcn(d), f) => d.on_feedback(now, f),
+            (CongestionControl::Dctcp(d), Feedback::Ack(ack)) => d.on_ack(ack),
+            (CongestionControl::Timely(t), Feedback::Ack(ack)) => t.on_ack(ack),
+            (CongestionControl::Hpcc(h), Feedback::Ack(ack)) => {
+                if let Some(int) = ack.int {
+                    h.on_ack(ack, int);
+                }
+            }
+            (_, Feedback::Cnp { .. }) => {}
         }
+    }
+
+    /// Whether a rate change moves the departure of the flow's next packet (already timed
+    /// at the old rate after the last one) by the difference of the last packet's wire
+    /// time at the two rates, instead of taking effect from the next packet on (HPCC, as
+    /// the ns-3 HPCC simulator's `ChangeRate`).
+    pub fn retimes_departures(&self) -> bool {
+        matches!(self, CongestionControl::Hpcc(_))
+    }
+
+    /// Whether the algorithm reads round-trip samples (the driver times packets for it).
+    pub fn wants_rtt(&self) -> bool {
+        matches!(self, CongestionControl::Timely(_))
     }
 
     /// The sender put `bytes` of this flow on the wire at `now`.
@@ -52,8 +161,8 @@ impl CongestionControl {
     /// Earliest time at which [`Self::handle_timeout`] has work to do, if any.
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            CongestionControl::None { .. } => None,
             CongestionControl::Dcqcn(d) => d.poll_timeout(),
+            _ => None,
         }
     }
 
@@ -62,8 +171,8 @@ impl CongestionControl {
     /// [`Self::handle_timeout`].
     pub fn poll_rate_timeout(&self) -> Option<Time> {
         match self {
-            CongestionControl::None { .. } => None,
             CongestionControl::Dcqcn(d) => d.poll_rate_timeout(),
+            _ => None,
         }
     }
 
@@ -72,5 +181,53 @@ impl CongestionControl {
         if let CongestionControl::Dcqcn(d) = self {
             d.handle_timeout(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_window_is_unbounded() {
+        let line = Rate::from_gbps(100);
+        assert_eq!(Window::NONE.limit(line, line), None);
+    }
+
+    #[test]
+    fn fixed_window_ignores_the_rate() {
+        let w = Window {
+            bytes: 153_000,
+            variable: false,
+        };
+        let line = Rate::from_gbps(100);
+        assert_eq!(w.limit(Rate::from_gbps(10), line), Some(153_000));
+    }
+
+    #[test]
+    fn variable_window_scales_with_the_rate_and_stays_positive() {
+        let w = Window {
+            bytes: 153_000,
+            variable: true,
+        };
+        let line = Rate::from_gbps(100);
+        assert_eq!(w.limit(line, line), Some(153_000));
+        assert_eq!(w.limit(Rate::from_gbps(25), line), Some(38_250));
+        assert_eq!(w.limit(Rate(1), line), Some(1));
+    }
+
+    #[test]
+    fn no_algorithm_ignores_feedback() {
+        let line = Rate::from_gbps(100);
+        let mut cc = CongestionControl::None { line_rate: line };
+        cc.on_feedback(
+            Time::from_us(1),
+            &Feedback::Cnp {
+                ce: true,
+                ue: false,
+            },
+        );
+        assert_eq!(cc.rate(), line);
+        assert_eq!(cc.poll_timeout(), None);
     }
 }

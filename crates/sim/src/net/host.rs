@@ -15,11 +15,10 @@
 
 use super::packet::{Kind, Packet};
 use super::Simulation;
-use crate::config::CcConfig;
 use crate::engine::Event;
 use crate::results::StopReason;
 use crate::workload::FlowSpec;
-use headroom_mech::cc::CongestionControl;
+use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint};
 use headroom_mech::units::Time;
 
 /// One host's NIC.
@@ -104,8 +103,8 @@ pub struct Flow {
     last_progress: Time,
     /// Receiver: next expected byte.
     rcv_nxt: u64,
-    /// Receiver: when the last CNP was sent.
-    last_cnp: Option<Time>,
+    /// Receiver: what goes back to the sender for congestion control.
+    np: NotificationPoint,
     /// Receiver: the expected byte a NACK was last sent for.
     nacked: Option<u64>,
     /// When the last ACK arrived covering every byte.
@@ -133,6 +132,7 @@ impl Flow {
         hash: u64,
         rev_hash: u64,
         cc: CongestionControl,
+        np: NotificationPoint,
     ) -> Self {
         Flow {
             id,
@@ -155,7 +155,7 @@ impl Flow {
             rto_at: None,
             last_progress: Time::ZERO,
             rcv_nxt: 0,
-            last_cnp: None,
+            np,
             nacked: None,
             finish: None,
             ideal_fct: Time::ZERO,
@@ -314,13 +314,14 @@ impl Simulation {
     }
 
     /// Queues a control frame (ACK/NACK/CNP) of flow `f` from its receiver.
-    fn send_ctrl(&mut self, h: u32, f: u32, kind: Kind, seq: u64) {
+    fn send_ctrl(&mut self, h: u32, f: u32, kind: Kind, seq: u64, ecn_echo: bool) {
         let hc = &self.cfg.host;
         let fl = &self.flows[f as usize];
         let mut pk = Packet::new(kind);
         pk.prio = hc.ack_prio;
         pk.flow = f;
         pk.seq = seq;
+        pk.ce = ecn_echo;
         pk.size = if kind == Kind::Cnp {
             hc.cnp_bytes
         } else {
@@ -351,10 +352,14 @@ impl Simulation {
                 self.ledger.on_delivered(u64::from(pk.payload));
                 self.receive_data(h, f, &pk);
             }
-            Kind::Ack => self.receive_ack(f, pk.seq, false),
-            Kind::Nack => self.receive_ack(f, pk.seq, true),
+            Kind::Ack => self.receive_ack(f, &pk, false),
+            Kind::Nack => self.receive_ack(f, &pk, true),
             Kind::Cnp => {
-                self.flows[f as usize].cc.on_cnp(self.now);
+                let cnp = Feedback::Cnp {
+                    ce: true,
+                    ue: false,
+                };
+                self.flows[f as usize].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
             }
             Kind::Pfc | Kind::Free => unreachable!("PFC frames are handled by the port"),
@@ -441,14 +446,9 @@ impl Simulation {
 
     fn receive_data(&mut self, h: u32, f: u32, pk: &Packet) {
         let now = self.now;
-        let cnp_interval = self.cfg.host.cnp_interval;
         let ack_interval = self.cfg.host.ack_interval.max(1);
-        let cc_on = !matches!(self.cfg.host.cc, CcConfig::None);
         let fl = &mut self.flows[f as usize];
-        let send_cnp = cc_on && pk.ce && fl.last_cnp.is_none_or(|t| now - t >= cnp_interval);
-        if send_cnp {
-            fl.last_cnp = Some(now);
-        }
+        let notify = fl.np.on_data(now, pk.ce);
         let mut reply = None;
         if pk.seq == fl.rcv_nxt {
             let before = fl.rcv_nxt;
@@ -467,20 +467,29 @@ impl Simulation {
             reply = Some((Kind::Ack, fl.rcv_nxt));
         }
         let rcv_host = h;
-        if send_cnp {
-            self.send_ctrl(rcv_host, f, Kind::Cnp, 0);
+        if notify.cnp {
+            self.send_ctrl(rcv_host, f, Kind::Cnp, 0, false);
         }
         if let Some((kind, seq)) = reply {
-            self.send_ctrl(rcv_host, f, kind, seq);
+            self.send_ctrl(rcv_host, f, kind, seq, notify.ecn_echo);
         }
     }
 
-    fn receive_ack(&mut self, f: u32, seq: u64, nack: bool) {
+    fn receive_ack(&mut self, f: u32, pk: &Packet, nack: bool) {
         let now = self.now;
+        let seq = pk.seq;
         let fl = &mut self.flows[f as usize];
         if fl.finish.is_some() {
             return;
         }
+        let ack = Ack {
+            acked: seq,
+            snd_nxt: fl.snd_nxt,
+            rtt: None,
+            ecn_echo: pk.ce,
+            int: None,
+        };
+        fl.cc.on_feedback(now, &Feedback::Ack(ack));
         if seq > fl.snd_una {
             fl.snd_una = seq;
             fl.last_progress = now;

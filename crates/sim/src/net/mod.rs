@@ -29,7 +29,7 @@ pub mod switch;
 mod victim;
 mod watchdog;
 
-use crate::config::{CcConfig, ConfigError, SimConfig};
+use crate::config::{ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event, EventQueue};
 use crate::results::{
     BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
@@ -38,7 +38,6 @@ use crate::results::{
 use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
 use headroom_mech::buffer::Mmu;
-use headroom_mech::cc::{CongestionControl, Dcqcn};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::{Rate, Time};
@@ -290,13 +289,11 @@ impl Simulation {
             let my_sport = *sport;
             *sport = sport.wrapping_add(1);
             let line_rate = ports[hosts[src_host as usize].port as usize].rate;
-            let cc = match &cfg.host.cc {
-                CcConfig::None => CongestionControl::None { line_rate },
-                CcConfig::Dcqcn(d) => CongestionControl::Dcqcn(Dcqcn::new(d.clone(), line_rate)),
-            };
+            let cc = cfg.host.cc.reaction_point(line_rate);
+            let np = cfg.host.cc.notification_point(cfg.host.cnp_interval);
             let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
             let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
-            let mut flow = Flow::new(i as u32, spec, src_host, my_sport, hash, rev_hash, cc);
+            let mut flow = Flow::new(i as u32, spec, src_host, my_sport, hash, rev_hash, cc, np);
             flow.src_port = hosts[src_host as usize].port;
             flows.push(flow);
         }
