@@ -72,7 +72,7 @@ fn inputs(d: &Path) {
     w("frame.toml", frame.as_bytes());
     w("file-not-dir", b"x");
     std::fs::create_dir(d.join("dir")).expect("mkdir");
-    // An HPCC config that is valid except for its congestion control (HPCC itself).
+    // An HPCC config that is valid except for its congestion control (HPCC-PINT).
     let hpcc = repo().join("examples/hpcc");
     let config = std::fs::read_to_string(hpcc.join("config.txt")).expect("config.txt");
     let absolute: Vec<String> = config
@@ -81,11 +81,11 @@ fn inputs(d: &Path) {
             Some((k @ ("TOPOLOGY_FILE" | "FLOW_FILE"), f)) => {
                 format!("{k} {}", hpcc.join(f).display())
             }
-            Some(("CC_MODE", _)) => "CC_MODE 3".to_string(),
+            Some(("CC_MODE", _)) => "CC_MODE 10".to_string(),
             _ => l.to_string(),
         })
         .collect();
-    w("cc3.txt", absolute.join("\n").as_bytes());
+    w("cc10.txt", absolute.join("\n").as_bytes());
     // A topology file for `workload`: two hosts on a switch.
     w(
         "topo.txt",
@@ -122,7 +122,7 @@ const CASES: &[(&str, Option<&str>)] = &[
         ("run", None),
         ("run s.toml --no-such-flag", None),
         ("run s.toml --out o-ok --fail-on-lossless-drop --no-plots", None),
-        ("run s.toml --hpcc-config cc3.txt", None),
+        ("run s.toml --hpcc-config cc10.txt", None),
         ("run s.toml --stop-time 0s", None),
         ("run s.toml --stop-time -1us", None),
         ("run s.toml --stop-time 1e30s --out o-long --no-plots", None),
@@ -141,7 +141,7 @@ const CASES: &[(&str, Option<&str>)] = &[
         ("run --hpcc-config dir", None),
         ("run --hpcc-config garbage.bin", None),
         ("run --hpcc-config empty.txt", None),
-        ("run --hpcc-config cc3.txt", Some("CC_MODE")),
+        ("run --hpcc-config cc10.txt", Some("CC_MODE")),
         // compare.
         ("compare missing.toml", None),
         ("compare /dev/zero", None),
@@ -194,7 +194,7 @@ const CASES: &[(&str, Option<&str>)] = &[
         ("bench --hpcc-config /dev/zero", None),
         ("bench --hpcc-config empty.txt", None),
         ("bench --hpcc-config garbage.bin", None),
-        ("bench --hpcc-config cc3.txt", None),
+        ("bench --hpcc-config cc10.txt", None),
         ("bench --threads 0", None),
         // sonic plan / show / diff / config.
         ("sonic plan --config-db missing.json", None),

@@ -18,7 +18,10 @@ use crate::workload::FlowSpec;
 use headroom_mech::buffer::formula::{self, SonicInputs};
 use headroom_mech::buffer::mmu::{Mmu, MmuConfig, Reservation};
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::{CongestionControl, Dcqcn, DcqcnConfig, NotificationPoint};
+use headroom_mech::cc::{
+    CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, NotificationPoint,
+    Timely, TimelyConfig, Window,
+};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
@@ -492,14 +495,51 @@ pub enum CcConfig {
     None,
     /// DCQCN.
     Dcqcn(DcqcnConfig),
+    /// DCTCP (rate-based, ECN echoed on ACKs).
+    Dctcp(DctcpConfig),
+    /// TIMELY (RTT gradient).
+    Timely(TimelyConfig),
+    /// HPCC (INT from every switch egress).
+    Hpcc(HpccConfig),
+}
+
+/// What a flow's sender knows of its path before it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BasePath {
+    /// The NIC's line rate.
+    pub line_rate: Rate,
+    /// Base round-trip time (see [`WindowConfig::global`]).
+    pub rtt: Time,
+    /// Base bandwidth-delay product in bytes.
+    pub bdp: u64,
 }
 
 impl CcConfig {
-    /// The sender's half of a flow's congestion control on a NIC of `line_rate`.
-    pub fn reaction_point(&self, line_rate: Rate) -> CongestionControl {
+    /// The algorithm's name in scenarios and outputs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::None => "none",
+            CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Timely(_) => "timely",
+            CcConfig::Hpcc(_) => "hpcc",
+        }
+    }
+
+    /// The sender's half of a flow's congestion control on `path`.
+    pub fn reaction_point(&self, path: &BasePath) -> CongestionControl {
+        let line_rate = path.line_rate;
         match self {
             CcConfig::None => CongestionControl::None { line_rate },
             CcConfig::Dcqcn(d) => CongestionControl::Dcqcn(Dcqcn::new(d.clone(), line_rate)),
+            CcConfig::Dctcp(d) => CongestionControl::Dctcp(Dctcp::new(d.clone(), line_rate)),
+            CcConfig::Timely(t) => CongestionControl::Timely(Timely::new(t.clone(), line_rate)),
+            CcConfig::Hpcc(h) => CongestionControl::Hpcc(Box::new(Hpcc::new(
+                h.clone(),
+                line_rate,
+                path.rtt,
+                path.bdp,
+            ))),
         }
     }
 
@@ -509,6 +549,53 @@ impl CcConfig {
         match self {
             CcConfig::None => NotificationPoint::None,
             CcConfig::Dcqcn(_) => NotificationPoint::cnp(cnp_interval),
+            CcConfig::Dctcp(_) | CcConfig::Timely(_) | CcConfig::Hpcc(_) => NotificationPoint::Echo,
+        }
+    }
+
+    /// The INT resolution multiplier when switches append INT hop records (HPCC).
+    pub fn int_multi(&self) -> Option<u32> {
+        match self {
+            CcConfig::Hpcc(h) => Some(h.int_multi),
+            _ => None,
+        }
+    }
+}
+
+/// A bound on bytes in flight per flow, beside the rate (the ns-3 HPCC simulator's
+/// `HAS_WIN`, `VAR_WIN` and `GLOBAL_T`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WindowConfig {
+    /// Bound bytes in flight by the base bandwidth-delay product.
+    pub enabled: bool,
+    /// Scale the window with the sending rate (`bdp x rate / line_rate`).
+    pub variable: bool,
+    /// Base RTT and bandwidth-delay product are the largest over the run's flows (one
+    /// value for all, as `GLOBAL_T 1`); otherwise each flow's own path. HPCC's utilization
+    /// estimate uses them too.
+    pub global: bool,
+}
+
+impl Default for WindowConfig {
+    fn default() -> Self {
+        WindowConfig {
+            enabled: false,
+            variable: false,
+            global: true,
+        }
+    }
+}
+
+impl WindowConfig {
+    /// The window of a flow whose base bandwidth-delay product is `bdp` bytes.
+    pub fn window(&self, bdp: u64) -> Window {
+        if self.enabled {
+            Window {
+                bytes: bdp.max(1),
+                variable: self.variable,
+            }
+        } else {
+            Window::NONE
         }
     }
 }
@@ -529,6 +616,10 @@ pub struct HostConfig {
     pub ack_interval: u64,
     /// Priority of ACKs, NACKs and CNPs.
     pub ack_prio: u8,
+    /// The class whose PAUSE holds the NIC's ACKs, NACKs and CNPs (normally `ack_prio`;
+    /// the ns-3 HPCC simulator's `ACK_HIGH_PRIO 1` makes it class 0, which its switches
+    /// never pause, while the frames still travel in `ack_prio`).
+    pub ack_pause_class: u8,
     /// Receiver sends at most one CNP per flow per this interval.
     pub cnp_interval: Time,
     /// Go-back-N retransmission timeout.
@@ -537,6 +628,8 @@ pub struct HostConfig {
     pub cc: CcConfig,
     /// Pace each flow at its congestion-control rate (off: line rate bursts).
     pub pacing: bool,
+    /// A bound on bytes in flight beside the rate.
+    pub window: WindowConfig,
     /// A receive buffer in the NIC that sends PFC to its switch when the host drains it
     /// slower than data arrives (off by default: the host absorbs everything at once).
     pub nic_buffer: Option<NicBufferConfig>,
@@ -565,10 +658,12 @@ impl Default for HostConfig {
             cnp_bytes: 64,
             ack_interval: 1,
             ack_prio: 7,
+            ack_pause_class: 7,
             cnp_interval: Time::from_us(50),
             rto: Time::from_ms(1),
             cc: CcConfig::Dcqcn(DcqcnConfig::default()),
             pacing: true,
+            window: WindowConfig::default(),
             nic_buffer: None,
         }
     }
@@ -679,6 +774,9 @@ impl SimConfig {
         }
         if self.host.ack_prio >= 8 {
             return param("host.ack_prio", "must be in 0..8");
+        }
+        if self.host.ack_pause_class >= 8 {
+            return param("host.ack_pause_class", "must be in 0..8");
         }
         if self.switch.cell_bytes == 0 {
             return param("switch.cell_bytes", "must be > 0");

@@ -6,11 +6,21 @@
 //! [`load`] translates the file into a [`SimConfig`] with the HPCC simulator's switch and NIC
 //! model, as far as headroom models it:
 //!
-//! - **Only DCQCN** (`CC_MODE 1`, the Mellanox variant of `rdma-hw.cc`); any other mode is an
-//!   error. DCQCN keys are in the simulator's units: intervals in microseconds (floats),
-//!   rates with units (`50Mb/s`; a bare integer is bit/s, as ns-3's `DataRate` reads it).
-//!   A missing key takes `third.cc`'s default, except `RP_TIMER`, `EWMA_GAIN`, `RATE_AI`
-//!   and `RATE_HAI`, which have no usable default there and are required.
+//! - **Congestion control**: `CC_MODE 1` (DCQCN, the Mellanox variant of `rdma-hw.cc`),
+//!   `3` (HPCC with `MULTI_RATE 0`: switches append INT hop records, 42 bytes on every data
+//!   packet and ACKs of at least 88 bytes), `7` (TIMELY) and `8` (DCTCP); `10` (HPCC-PINT)
+//!   and other values are errors. Keys are in the simulator's units: intervals in
+//!   microseconds (floats), rates with units (`50Mb/s`; a bare integer is bit/s, as ns-3's
+//!   `DataRate` reads it). A missing key takes `third.cc`'s default, except the ones that
+//!   have no usable default there and are required: `RP_TIMER`, `EWMA_GAIN`, `RATE_AI`,
+//!   `RATE_HAI` for DCQCN, `RATE_AI` for HPCC, `RATE_AI`/`RATE_HAI` for TIMELY, `EWMA_GAIN`
+//!   for DCTCP. TIMELY's own parameters are `rdma-hw.cc`'s attribute defaults, which
+//!   `third.cc` does not set. A key the mode does not read gets a note.
+//! - **Window**: `HAS_WIN` (default 1) bounds bytes in flight by the base bandwidth-delay
+//!   product, `VAR_WIN` (default 0) scales it with the rate, `GLOBAL_T` (default 1) takes the
+//!   largest base RTT and product for every flow. The simulator takes the largest over all
+//!   host pairs; here it is the largest over the run's flows (the same on a fat tree as soon
+//!   as one flow crosses the core).
 //! - **Switch**: buffer `BUFFER_SIZE × 2^20` bytes (default 16), 4 KiB private
 //!   (`SwitchMmu::reserve`, per port and queue; here per ingress PG), headroom
 //!   [`HeadroomSizing::HpccCompat`] (`3 × rate × delay` per port) reserved
@@ -23,10 +33,10 @@
 //!   switch port rate (the simulator asserts the same).
 //! - **Priorities**: every flow keeps the `pg` of the flow file as its priority. In the
 //!   simulator every switch queue but the control queue 0 is lossless; here priorities
-//!   1..=7 are lossless, except priority 7 when `ACK_HIGH_PRIO 1` puts ACKs there (strict
-//!   priority, lossy, like queue 0). With `ACK_HIGH_PRIO 0` ACKs travel on priority 3, the
-//!   queue `RdmaEgressQueue::ack_q_idx` uses. Priority 0 is lossy here; flows on pg 0 get a
-//!   note.
+//!   1..=7 are lossless. ACKs travel on priority 3 through the switches, as the simulator's
+//!   flows' (its switches queue an ACK with its flow's `pg`; `ACK_HIGH_PRIO` does not reach
+//!   them). `ACK_HIGH_PRIO 1` only frees the NIC's ACK queue from the data class's PAUSE
+//!   (`RdmaEgressQueue::ack_q_idx`). Priority 0 is lossy here; flows on pg 0 get a note.
 //! - **Host**: `PACKET_PAYLOAD_SIZE` payload bytes per packet; `L2_ACK_INTERVAL` is in bytes
 //!   like `rdma-hw.cc` reads it (0 and 1: every packet); the simulator signals congestion in
 //!   the ACK of every marked packet, so the CNP interval is 0 (a CNP per marked packet);
@@ -34,9 +44,9 @@
 //! - **Links**: `ERROR_RATE_PER_LINK` applies to every link whose topology line has error
 //!   rate 0, as in `third.cc`.
 //!
-//! Keys that do not change DCQCN results (HPCC/TIMELY/DCTCP parameters, trace and queue
+//! Keys that do not change the results (another mode's parameters, trace and queue
 //! monitor files) are accepted and produce a note in [`HpccRun::notes`]; unknown keys are
-//! errors. Unsupported settings (`HAS_WIN 1`, `VAR_WIN 1`, `L2_BACK_TO_ZERO 1`,
+//! errors. Unsupported settings (`MULTI_RATE 1` with HPCC, `L2_BACK_TO_ZERO 1`,
 //! `ENABLE_TRACE 1`) are errors naming the key. `LINK_DOWN t a b` takes the link between
 //! nodes a and b down t microseconds after t = 2 s, as the original does.
 //!
@@ -53,11 +63,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{
     Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig,
+    WindowConfig,
 };
 use crate::topology::{NodeKind, Topology};
 use headroom_mech::buffer::mmu::Reservation;
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::{DcqcnConfig, DcqcnVariant};
+use headroom_mech::cc::{DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{parse_rate, Rate, Time};
@@ -118,10 +129,9 @@ const RESERVE_BYTES: u64 = 4 * 1024;
 const RESUME_OFFSET_BYTES: u64 = 3 * 1024;
 /// `third.cc`'s `simulator_stop_time` when `SIMULATOR_STOP_TIME` is absent.
 const DEFAULT_STOP_SECONDS: f64 = 3.01;
-/// Priority of ACKs with `ACK_HIGH_PRIO 0` (`RdmaEgressQueue::ack_q_idx`).
-const ACK_PRIO_NORMAL: u8 = 3;
-/// Priority of ACKs with `ACK_HIGH_PRIO 1` (the strict-priority queue).
-const ACK_PRIO_HIGH: u8 = 7;
+/// Priority of ACKs: the data class of the simulator's flows (its switches queue an ACK
+/// with its flow's `pg`; `ACK_HIGH_PRIO` never reaches them).
+const ACK_PRIO: u8 = 3;
 
 /// Keys accepted without effect, with the reason given in the note.
 const IGNORED: &[(&str, &str)] = &[
@@ -136,34 +146,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("QLEN_MON_END", "queue-length monitor output is not written"),
     ("TRACE_FILE", "packet traces are not written"),
     ("TRACE_OUTPUT_FILE", "packet traces are not written"),
-    ("U_TARGET", "an HPCC parameter; has no effect with DCQCN"),
-    ("MI_THRESH", "an HPCC parameter; has no effect with DCQCN"),
-    ("INT_MULTI", "an HPCC parameter; has no effect with DCQCN"),
-    ("MULTI_RATE", "an HPCC parameter; has no effect with DCQCN"),
-    (
-        "SAMPLE_FEEDBACK",
-        "an HPCC parameter; has no effect with DCQCN",
-    ),
-    (
-        "FAST_REACT",
-        "an HPCC/TIMELY parameter; has no effect with DCQCN",
-    ),
-    (
-        "GLOBAL_T",
-        "a window parameter; has no effect without a window (HAS_WIN 0)",
-    ),
-    (
-        "PINT_LOG_BASE",
-        "an HPCC-PINT parameter; has no effect with DCQCN",
-    ),
-    (
-        "PINT_PROB",
-        "an HPCC-PINT parameter; has no effect with DCQCN",
-    ),
-    (
-        "DCTCP_RATE_AI",
-        "a DCTCP parameter; has no effect with DCQCN",
-    ),
     (
         "NIC_TOTAL_PAUSE_TIME",
         "not used by the simulator's DCQCN model",
@@ -182,21 +164,45 @@ const IGNORED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Congestion-control keys, the `CC_MODE`s that read them, and what they are.
+const CC_KEYS: &[(&str, &[u32], &str)] = &[
+    ("ALPHA_RESUME_INTERVAL", &[1], "a DCQCN parameter"),
+    ("RATE_DECREASE_INTERVAL", &[1], "a DCQCN parameter"),
+    ("CLAMP_TARGET_RATE", &[1], "a DCQCN parameter"),
+    ("RP_TIMER", &[1], "a DCQCN parameter"),
+    ("FAST_RECOVERY_TIMES", &[1], "a DCQCN parameter"),
+    ("EWMA_GAIN", &[1, 8], "a DCQCN/DCTCP parameter"),
+    ("RATE_AI", &[1, 3, 7], "a DCQCN/HPCC/TIMELY parameter"),
+    ("RATE_HAI", &[1, 7], "a DCQCN/TIMELY parameter"),
+    ("DCTCP_RATE_AI", &[8], "a DCTCP parameter"),
+    ("U_TARGET", &[3], "an HPCC parameter"),
+    ("MI_THRESH", &[3], "an HPCC parameter"),
+    ("INT_MULTI", &[3], "an HPCC parameter"),
+    ("MULTI_RATE", &[3], "an HPCC parameter"),
+    ("SAMPLE_FEEDBACK", &[3], "an HPCC parameter"),
+    ("FAST_REACT", &[3], "an HPCC parameter"),
+    ("PINT_LOG_BASE", &[10], "an HPCC-PINT parameter"),
+    ("PINT_PROB", &[10], "an HPCC-PINT parameter"),
+];
+
+/// The name of a `CC_MODE` headroom runs.
+fn mode_name(mode: u32) -> &'static str {
+    match mode {
+        1 => "DCQCN",
+        3 => "HPCC",
+        7 => "TIMELY",
+        _ => "DCTCP",
+    }
+}
+
 /// Keys that change the run.
 const USED: &[&str] = &[
+    "GLOBAL_T",
     "TOPOLOGY_FILE",
     "FLOW_FILE",
     "SIMULATOR_STOP_TIME",
     "PACKET_PAYLOAD_SIZE",
     "CC_MODE",
-    "ALPHA_RESUME_INTERVAL",
-    "RATE_DECREASE_INTERVAL",
-    "CLAMP_TARGET_RATE",
-    "RP_TIMER",
-    "EWMA_GAIN",
-    "FAST_RECOVERY_TIMES",
-    "RATE_AI",
-    "RATE_HAI",
     "MIN_RATE",
     "L2_ACK_INTERVAL",
     "L2_BACK_TO_ZERO",
@@ -258,13 +264,43 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     let mut notes = Vec::new();
     let mut link_failures = Vec::new();
 
+    let cc_mode: u32 = c.num("CC_MODE", "an integer")?.unwrap_or(1);
+    match cc_mode {
+        1 | 3 | 7 | 8 => {}
+        10 => {
+            return Err(c.err(
+                "CC_MODE",
+                "CC_MODE 10 (HPCC-PINT) is not supported: 1 (DCQCN), 3 (HPCC), 7 (TIMELY) \
+                 and 8 (DCTCP) are",
+            ))
+        }
+        other => {
+            return Err(c.err(
+                "CC_MODE",
+                format!(
+                    "CC_MODE {other} is not a mode of the simulator: 1 (DCQCN), 3 (HPCC), \
+                     7 (TIMELY) and 8 (DCTCP) are supported, 10 (HPCC-PINT) is not"
+                ),
+            ))
+        }
+    }
+
     // Accepted keys without effect, in file order.
-    let mut ignored: Vec<(usize, &str, &str)> = c
+    let mut ignored: Vec<(usize, &str, String)> = c
         .entries
         .iter()
         .filter_map(|(key, e)| {
-            let (_, why) = IGNORED.iter().find(|(k, _)| k == key)?;
-            Some((e.line, *key, *why))
+            if let Some((_, why)) = IGNORED.iter().find(|(k, _)| k == key) {
+                return Some((e.line, *key, why.to_string()));
+            }
+            let (_, modes, what) = CC_KEYS.iter().find(|(k, _, _)| k == key)?;
+            (!modes.contains(&cc_mode)).then(|| {
+                (
+                    e.line,
+                    *key,
+                    format!("{what}; has no effect with {}", mode_name(cc_mode)),
+                )
+            })
         })
         .collect();
     ignored.sort_unstable();
@@ -273,28 +309,13 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     }
 
     // Unsupported settings.
-    let cc_mode: u32 = c.num("CC_MODE", "an integer")?.unwrap_or(1);
-    if cc_mode != 1 {
-        return Err(c.err(
-            "CC_MODE",
-            format!("CC_MODE {cc_mode} is not supported: only 1 (DCQCN) is"),
-        ));
-    }
     for (key, what) in [
-        ("HAS_WIN", "a sending window"),
-        ("VAR_WIN", "a variable window"),
         ("L2_BACK_TO_ZERO", "going back to the chunk start on NACK"),
         ("ENABLE_TRACE", "packet traces"),
     ] {
         if c.flag(key)? == Some(true) {
             return Err(c.err(key, format!("{what} is not supported; set {key} 0")));
         }
-    }
-    if !c.entries.contains_key("HAS_WIN") {
-        notes.push(
-            "HAS_WIN is absent: the HPCC simulator then uses a window; this run has none"
-                .to_string(),
-        );
     }
     if let Some((line, v)) = c.values("LINK_DOWN")? {
         let nums: Vec<u64> = v
@@ -434,14 +455,11 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     sw.xon_offset = RESUME_OFFSET_BYTES;
     sw.pfc = PfcConfig::explicit_resume_mode();
     sw.response_bytes = 0;
+    // ACK_HIGH_PRIO only decides which PAUSE holds the NIC's ACK queue: class 0 (which
+    // nothing pauses) or the data class (`RdmaEgressQueue::ack_q_idx`).
     let ack_high = c.flag("ACK_HIGH_PRIO")?.unwrap_or(false);
-    let ack_prio = if ack_high {
-        ACK_PRIO_HIGH
-    } else {
-        ACK_PRIO_NORMAL
-    };
-    sw.lossless = if ack_high { 0x7E } else { 0xFE };
-    sw.scheduler.strict = 1 << ACK_PRIO_HIGH;
+    sw.lossless = 0xFE;
+    sw.scheduler.strict = 0;
     sw.ecn.enabled = c.flag("ENABLE_QCN")?.unwrap_or(true);
     sw.ecn.point = EcnPoint::Dequeue;
     sw.ecn.red = None;
@@ -462,10 +480,22 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         .num::<u64>("L2_ACK_INTERVAL", "an integer (bytes)")?
         .unwrap_or(0)
         .max(1);
-    h.ack_prio = ack_prio;
+    h.ack_prio = ACK_PRIO;
+    h.ack_pause_class = if ack_high { 0 } else { ACK_PRIO };
     h.cnp_interval = Time::ZERO;
     h.pacing = c.flag("RATE_BOUND")?.unwrap_or(true);
-    h.cc = CcConfig::Dcqcn(dcqcn(&c)?);
+    // third.cc's defaults: a window of the largest bandwidth-delay product, not scaled.
+    h.window = WindowConfig {
+        enabled: c.flag("HAS_WIN")?.unwrap_or(true),
+        variable: c.flag("VAR_WIN")?.unwrap_or(false),
+        global: c.flag("GLOBAL_T")?.unwrap_or(true),
+    };
+    h.cc = match cc_mode {
+        1 => CcConfig::Dcqcn(dcqcn(&c)?),
+        3 => CcConfig::Hpcc(hpcc(&c)?),
+        7 => CcConfig::Timely(timely(&c)?),
+        _ => CcConfig::Dctcp(dctcp(&c, payload)?),
+    };
 
     if config.flows.iter().any(|f| f.prio == 0) {
         notes.push(
@@ -473,9 +503,10 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
                 .to_string(),
         );
     }
-    if ack_high && config.flows.iter().any(|f| f.prio == ACK_PRIO_HIGH) {
+    if config.flows.iter().any(|f| f.prio != ACK_PRIO) {
         notes.push(format!(
-            "flows on pg {ACK_PRIO_HIGH} share the strict-priority ACK queue (ACK_HIGH_PRIO 1) and are lossy here"
+            "ACKs travel on priority {ACK_PRIO} here; the HPCC simulator's switches queue them \
+             with their flow's pg"
         ));
     }
 
@@ -502,6 +533,80 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     })
 }
 
+/// A rate key (`50Mb/s`; a bare integer is bit/s), or `default` when absent (`None`: the
+/// key is required).
+fn rate_key(c: &Conf, key: &str, default: Option<Rate>) -> Result<Rate, HpccConfigError> {
+    match c.one(key)? {
+        Some(s) => ns3_rate(s)
+            .ok_or_else(|| c.err(key, format!("`{s}` is not a rate (write e.g. `50Mb/s`)"))),
+        None => default.ok_or_else(|| c.missing(key)),
+    }
+}
+
+/// A rate key that must be above zero.
+fn positive_rate(c: &Conf, key: &str, default: Option<Rate>) -> Result<Rate, HpccConfigError> {
+    let r = rate_key(c, key, default)?;
+    if r.bps() == 0 {
+        return Err(c.err(key, "must be greater than zero"));
+    }
+    Ok(r)
+}
+
+/// HPCC (`CC_MODE 3`) with the config's values; `third.cc`'s defaults where absent, except
+/// `RATE_AI` (required) and `MULTI_RATE` (only `0`, one rate per flow, is modelled).
+fn hpcc(c: &Conf) -> Result<HpccConfig, HpccConfigError> {
+    if c.flag("MULTI_RATE")?.unwrap_or(true) {
+        return Err(c.err(
+            "MULTI_RATE",
+            "a rate per hop (MULTI_RATE 1, third.cc's default) is not supported; set MULTI_RATE 0",
+        ));
+    }
+    let eta: f64 = c.num("U_TARGET", "a number")?.unwrap_or(0.95);
+    if !(eta > 0.0 && eta <= 1.0) {
+        return Err(c.err("U_TARGET", format!("must be in (0, 1], found {eta}")));
+    }
+    let int_multi: u32 = c.num("INT_MULTI", "an integer")?.unwrap_or(1);
+    if int_multi == 0 {
+        return Err(c.err("INT_MULTI", "must be at least 1"));
+    }
+    Ok(HpccConfig {
+        target_utilization: eta,
+        mi_thresh: c.num("MI_THRESH", "an integer")?.unwrap_or(5),
+        fast_react: c.flag("FAST_REACT")?.unwrap_or(true),
+        rate_ai: positive_rate(c, "RATE_AI", None)?,
+        min_rate: positive_rate(c, "MIN_RATE", Some(Rate::from_mbps(100)))?,
+        sample_feedback: c.flag("SAMPLE_FEEDBACK")?.unwrap_or(false),
+        int_multi,
+    })
+}
+
+/// TIMELY (`CC_MODE 7`): `RATE_AI` and `RATE_HAI` required, `MIN_RATE` as `third.cc`, the
+/// rest `rdma-hw.cc`'s attribute defaults (which `third.cc` does not set).
+fn timely(c: &Conf) -> Result<TimelyConfig, HpccConfigError> {
+    Ok(TimelyConfig {
+        rate_ai: positive_rate(c, "RATE_AI", None)?,
+        rate_hai: positive_rate(c, "RATE_HAI", None)?,
+        min_rate: positive_rate(c, "MIN_RATE", Some(Rate::from_mbps(100)))?,
+        ..TimelyConfig::default()
+    })
+}
+
+/// DCTCP (`CC_MODE 8`): `EWMA_GAIN` required, `DCTCP_RATE_AI` and `MIN_RATE` as `third.cc`.
+fn dctcp(c: &Conf, payload: u64) -> Result<DctcpConfig, HpccConfigError> {
+    let g: f64 = c
+        .num("EWMA_GAIN", "a number")?
+        .ok_or_else(|| c.missing("EWMA_GAIN"))?;
+    if !(g > 0.0 && g <= 1.0) {
+        return Err(c.err("EWMA_GAIN", format!("must be in (0, 1], found {g}")));
+    }
+    Ok(DctcpConfig {
+        g,
+        rate_ai: positive_rate(c, "DCTCP_RATE_AI", Some(Rate::from_mbps(1000)))?,
+        min_rate: positive_rate(c, "MIN_RATE", Some(Rate::from_mbps(100)))?,
+        packet_payload: payload,
+    })
+}
+
 /// The DCQCN reaction point of `rdma-hw.cc`'s Mellanox variant with the config's values.
 fn dcqcn(c: &Conf) -> Result<DcqcnConfig, HpccConfigError> {
     let us = |key: &str, default: Option<f64>| -> Result<Time, HpccConfigError> {
@@ -519,13 +624,7 @@ fn dcqcn(c: &Conf) -> Result<DcqcnConfig, HpccConfigError> {
             )
         })
     };
-    let rate = |key: &str, default: Option<Rate>| -> Result<Rate, HpccConfigError> {
-        match c.one(key)? {
-            Some(s) => ns3_rate(s)
-                .ok_or_else(|| c.err(key, format!("`{s}` is not a rate (write e.g. `50Mb/s`)"))),
-            None => default.ok_or_else(|| c.missing(key)),
-        }
-    };
+    let rate = |key: &str, default: Option<Rate>| rate_key(c, key, default);
     let g: f64 = c
         .num("EWMA_GAIN", "a number")?
         .ok_or_else(|| c.missing("EWMA_GAIN"))?;
@@ -662,7 +761,9 @@ impl<'a> Conf<'a> {
             let content = raw.split('#').next().unwrap_or("");
             let mut tokens = content.split_whitespace();
             let Some(key) = tokens.next() else { continue };
-            let known = USED.contains(&key) || IGNORED.iter().any(|(k, _)| *k == key);
+            let known = USED.contains(&key)
+                || IGNORED.iter().any(|(k, _)| *k == key)
+                || CC_KEYS.iter().any(|(k, _, _)| *k == key);
             let err = |reason: String| HpccConfigError::Invalid {
                 path: path.to_path_buf(),
                 line,

@@ -29,7 +29,7 @@
 //!   directory (`.<name>.tmp`) and renamed into place only once all files have been written,
 //!   so a failed write leaves no half-written file under a final name.
 
-use crate::config::{CcConfig, SimConfig};
+use crate::config::SimConfig;
 use crate::results::{
     ByteLedger, FlowRecord, PfcRecord, PgPeaks, PortStats, RunResults, StopReason,
 };
@@ -443,10 +443,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .filter(|p| cfg.switch.lossless & (1 << p) != 0)
             .collect(),
         headroom_scheme: cfg.switch.scheme.name().to_string(),
-        congestion_control: match cfg.host.cc {
-            CcConfig::None => "none".into(),
-            CcConfig::Dcqcn(_) => "dcqcn".into(),
-        },
+        congestion_control: cfg.host.cc.name().into(),
         stop_time_ns: cfg.stop_time.map(ns_f64),
     };
 

@@ -287,6 +287,7 @@ impl Dcqcn {
 
     /// Feedback about the flow arrived at `now`: a CNP reporting Congestion Experienced is
     /// [`Self::on_cnp`]; DCQCN learns nothing from ACKs or from a CNP without CE.
+    #[inline]
     pub fn on_feedback(&mut self, now: Time, feedback: &super::Feedback) {
         if let super::Feedback::Cnp { ce: true, .. } = feedback {
             self.on_cnp(now);

@@ -123,6 +123,7 @@ impl CongestionControl {
     }
 
     /// Feedback about this flow arrived at `now`.
+    #[inline]
     pub fn on_feedback(&mut self, now: Time, feedback: &Feedback) {
         match (self, feedback) {
             (CongestionControl::None { .. }, _) => {}
@@ -142,11 +143,24 @@ impl CongestionControl {
     /// at the old rate after the last one) by the difference of the last packet's wire
     /// time at the two rates, instead of taking effect from the next packet on (HPCC, as
     /// the ns-3 HPCC simulator's `ChangeRate`).
+    #[inline]
     pub fn retimes_departures(&self) -> bool {
         matches!(self, CongestionControl::Hpcc(_))
     }
 
+    /// Whether ACKs can change the algorithm's state (the driver may skip
+    /// [`Self::on_feedback`] for ACKs otherwise: a window-less DCQCN flow's ACKs are
+    /// transport only).
+    #[inline]
+    pub fn reads_acks(&self) -> bool {
+        !matches!(
+            self,
+            CongestionControl::None { .. } | CongestionControl::Dcqcn(_)
+        )
+    }
+
     /// Whether the algorithm reads round-trip samples (the driver times packets for it).
+    #[inline]
     pub fn wants_rtt(&self) -> bool {
         matches!(self, CongestionControl::Timely(_))
     }

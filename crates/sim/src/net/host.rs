@@ -18,8 +18,13 @@ use super::Simulation;
 use crate::engine::Event;
 use crate::results::StopReason;
 use crate::workload::FlowSpec;
-use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint};
-use headroom_mech::units::Time;
+
+/// Bytes of an ACK's headers (Ethernet 14, IPv4 20, ACK 12): with an INT stack, an ACK is
+/// at least these plus the stack, as in the ns-3 HPCC simulator.
+const ACK_HEADER_BYTES: u64 = 46;
+use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint, Window};
+use headroom_mech::int::IntStack;
+use headroom_mech::units::{Rate, Time};
 
 /// One host's NIC.
 #[derive(Debug)]
@@ -69,8 +74,9 @@ pub struct Flow {
     pub size: u64,
     /// Earliest time the next packet may start (pacing).
     next_avail: Time,
-    /// First unacknowledged byte.
-    snd_una: u64,
+    /// The window's end: the flow may not send at or beyond this byte (`u64::MAX` without
+    /// a window). Kept as `snd_una + window` so the scheduler reads one field.
+    wnd_end: u64,
     /// Priority.
     pub prio: u8,
     /// Flow id.
@@ -93,8 +99,20 @@ pub struct Flow {
     pub hash: u64,
     /// ECMP hash of ACK/NACK/CNP packets (reverse direction).
     pub rev_hash: u64,
+    /// First unacknowledged byte.
+    snd_una: u64,
     /// Congestion control.
     pub cc: CongestionControl,
+    /// The bound on bytes in flight.
+    window: Window,
+    /// The NIC's line rate (the variable window's reference).
+    line_rate: Rate,
+    /// Wire bytes of the last data packet sent (to re-time its gap when the rate changes).
+    last_wire: u64,
+    /// A timed packet for an RTT sample: the end of its payload (0: none in flight) and
+    /// when it was sent.
+    probe_end: u64,
+    probe_sent: Time,
     /// Deadline of the pending CC timer event, if any.
     cc_timer: Option<Time>,
     /// Deadline of the pending retransmission check.
@@ -129,10 +147,8 @@ impl Flow {
         spec: &FlowSpec,
         src_host: u32,
         sport: u16,
-        hash: u64,
-        rev_hash: u64,
-        cc: CongestionControl,
-        np: NotificationPoint,
+        (hash, rev_hash): (u64, u64),
+        line_rate: Rate,
     ) -> Self {
         Flow {
             id,
@@ -150,18 +166,48 @@ impl Flow {
             snd_nxt: 0,
             snd_una: 0,
             next_avail: Time::ZERO,
-            cc,
+            wnd_end: u64::MAX,
+            cc: CongestionControl::None { line_rate },
+            window: Window::NONE,
+            line_rate,
+            last_wire: 0,
+            probe_end: 0,
+            probe_sent: Time::ZERO,
             cc_timer: None,
             rto_at: None,
             last_progress: Time::ZERO,
             rcv_nxt: 0,
-            np,
+            np: NotificationPoint::None,
             nacked: None,
             finish: None,
             ideal_fct: Time::ZERO,
             retransmitted: 0,
             high_water: 0,
         }
+    }
+
+    /// Gives the flow its congestion control (sender and receiver halves) and window.
+    pub fn set_congestion_control(
+        &mut self,
+        cc: CongestionControl,
+        np: NotificationPoint,
+        window: Window,
+    ) {
+        self.cc = cc;
+        self.np = np;
+        self.window = window;
+        self.refresh_window();
+    }
+
+    /// Recomputes the window's end from the acknowledged byte and the current rate.
+    fn refresh_window(&mut self) {
+        if self.window.bytes == 0 {
+            return; // no window: `wnd_end` stays `u64::MAX`
+        }
+        self.wnd_end = match self.window.limit(self.cc.rate(), self.line_rate) {
+            Some(w) => self.snd_una.saturating_add(w),
+            None => u64::MAX,
+        };
     }
 }
 
@@ -196,7 +242,8 @@ impl Simulation {
             };
             let f = self.hosts[h as usize].active[i] as usize;
             let fl = &self.flows[f];
-            if fl.snd_nxt >= fl.size {
+            // Window-bound flows wait for an ACK, which calls the scheduler again.
+            if fl.snd_nxt >= fl.size || fl.snd_nxt >= fl.wnd_end {
                 continue;
             }
             let pause = &self.ports[port as usize].pause;
@@ -223,6 +270,11 @@ impl Simulation {
         let now = self.now;
         let hc = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
+        let int_bytes = if self.int_multi.is_some() {
+            headroom_mech::int::HEADER_BYTES
+        } else {
+            0
+        };
         let fl = &mut self.flows[f as usize];
         let payload = (fl.size - fl.snd_nxt).min(hc.mtu_payload);
         let mut pk = Packet::new(Kind::Data);
@@ -230,7 +282,7 @@ impl Simulation {
         pk.flow = f;
         pk.seq = fl.snd_nxt;
         pk.payload = payload as u32;
-        pk.size = (payload + hc.header_bytes) as u32;
+        pk.size = (payload + hc.header_bytes + int_bytes) as u32;
         pk.src = fl.src;
         pk.dst = fl.dst;
         pk.hash = fl.hash;
@@ -239,7 +291,12 @@ impl Simulation {
         }
         fl.snd_nxt += payload;
         fl.high_water = fl.high_water.max(fl.snd_nxt);
+        if fl.probe_end == 0 && fl.cc.wants_rtt() {
+            fl.probe_end = fl.snd_nxt;
+            fl.probe_sent = now;
+        }
         let wire = u64::from(pk.size) + overhead;
+        fl.last_wire = wire;
         fl.next_avail = now + fl.cc.rate().serialization(wire);
         fl.cc.on_bytes_sent(now, wire);
         self.ledger.on_sent(payload);
@@ -274,6 +331,7 @@ impl Simulation {
             return;
         }
         fl.cc.handle_timeout(now);
+        fl.refresh_window();
         self.arm_cc_timer(f);
     }
 
@@ -299,6 +357,7 @@ impl Simulation {
         }
         if fl.snd_una < fl.snd_nxt && now - fl.last_progress >= rto {
             fl.snd_nxt = fl.snd_una;
+            fl.probe_end = 0;
             fl.last_progress = now;
             let port = self.hosts[fl.src_host as usize].port;
             self.try_send(port);
@@ -314,7 +373,15 @@ impl Simulation {
     }
 
     /// Queues a control frame (ACK/NACK/CNP) of flow `f` from its receiver.
-    fn send_ctrl(&mut self, h: u32, f: u32, kind: Kind, seq: u64, ecn_echo: bool) {
+    fn send_ctrl(
+        &mut self,
+        h: u32,
+        f: u32,
+        kind: Kind,
+        seq: u64,
+        ecn_echo: bool,
+        int: Option<&IntStack>,
+    ) {
         let hc = &self.cfg.host;
         let fl = &self.flows[f as usize];
         let mut pk = Packet::new(kind);
@@ -330,7 +397,16 @@ impl Simulation {
         pk.src = fl.dst;
         pk.dst = fl.src;
         pk.hash = fl.rev_hash;
+        if int.is_some() {
+            // The ACK carries the data packet's hop records back.
+            pk.size = pk
+                .size
+                .max((ACK_HEADER_BYTES + headroom_mech::int::HEADER_BYTES) as u32);
+        }
         let idx = self.arena.alloc(pk);
+        if let (Some(from), Some(to)) = (int, self.arena.int_mut(idx)) {
+            *to = *from;
+        }
         let port = self.hosts[h as usize].port;
         self.ports[port as usize]
             .ctrl
@@ -341,6 +417,8 @@ impl Simulation {
     /// A frame arrived at host `h`.
     pub(super) fn host_receive(&mut self, h: u32, pkt: u32) {
         let pk = *self.arena.get(pkt);
+        // Copied out: the slot is reused by the reply.
+        let int = self.arena.int(pkt).copied();
         self.arena.free(pkt);
         let f = pk.flow;
         match pk.kind {
@@ -350,10 +428,10 @@ impl Simulation {
                     return;
                 }
                 self.ledger.on_delivered(u64::from(pk.payload));
-                self.receive_data(h, f, &pk);
+                self.receive_data(h, f, &pk, int.as_ref());
             }
-            Kind::Ack => self.receive_ack(f, &pk, false),
-            Kind::Nack => self.receive_ack(f, &pk, true),
+            Kind::Ack => self.receive_ack(f, &pk, false, int.as_ref()),
+            Kind::Nack => self.receive_ack(f, &pk, true, int.as_ref()),
             Kind::Cnp => {
                 let cnp = Feedback::Cnp {
                     ce: true,
@@ -444,7 +522,7 @@ impl Simulation {
         }
     }
 
-    fn receive_data(&mut self, h: u32, f: u32, pk: &Packet) {
+    fn receive_data(&mut self, h: u32, f: u32, pk: &Packet, int: Option<&IntStack>) {
         let now = self.now;
         let ack_interval = self.cfg.host.ack_interval.max(1);
         let fl = &mut self.flows[f as usize];
@@ -468,28 +546,23 @@ impl Simulation {
         }
         let rcv_host = h;
         if notify.cnp {
-            self.send_ctrl(rcv_host, f, Kind::Cnp, 0, false);
+            self.send_ctrl(rcv_host, f, Kind::Cnp, 0, false, None);
         }
         if let Some((kind, seq)) = reply {
-            self.send_ctrl(rcv_host, f, kind, seq, notify.ecn_echo);
+            self.send_ctrl(rcv_host, f, kind, seq, notify.ecn_echo, int);
         }
     }
 
-    fn receive_ack(&mut self, f: u32, pk: &Packet, nack: bool) {
+    /// An ACK or NACK of flow `f` arrived (`int`: the hop records it carries back). The
+    /// acknowledged byte moves first (a NACK rewinds to it), then congestion control sees
+    /// the feedback, as in the ns-3 HPCC simulator.
+    fn receive_ack(&mut self, f: u32, pk: &Packet, nack: bool, int: Option<&IntStack>) {
         let now = self.now;
         let seq = pk.seq;
         let fl = &mut self.flows[f as usize];
         if fl.finish.is_some() {
             return;
         }
-        let ack = Ack {
-            acked: seq,
-            snd_nxt: fl.snd_nxt,
-            rtt: None,
-            ecn_echo: pk.ce,
-            int: None,
-        };
-        fl.cc.on_feedback(now, &Feedback::Ack(ack));
         if seq > fl.snd_una {
             fl.snd_una = seq;
             fl.last_progress = now;
@@ -497,6 +570,8 @@ impl Simulation {
         }
         if nack && seq < fl.snd_nxt {
             fl.snd_nxt = seq;
+            // The timed packet goes again: its sample would include the go-back.
+            fl.probe_end = 0;
         }
         if fl.snd_una >= fl.size {
             fl.finish = Some(now);
@@ -522,7 +597,49 @@ impl Simulation {
             }
             return;
         }
-        if nack {
+        if !fl.cc.reads_acks() && fl.window.bytes == 0 {
+            // Transport only (DCQCN, no congestion control): nothing else to update.
+            if nack {
+                let port = self.hosts[fl.src_host as usize].port;
+                self.try_send(port);
+            }
+            return;
+        }
+        let rtt = (fl.probe_end != 0 && seq >= fl.probe_end).then(|| {
+            fl.probe_end = 0;
+            now - fl.probe_sent
+        });
+        let retimes = fl.cc.retimes_departures();
+        let rate_before = if retimes { fl.cc.rate() } else { Rate(0) };
+        let ack = Ack {
+            acked: seq,
+            snd_nxt: fl.snd_nxt,
+            rtt,
+            ecn_echo: pk.ce,
+            int,
+        };
+        fl.cc.on_feedback(now, &Feedback::Ack(ack));
+        let mut wake = nack;
+        if retimes {
+            let rate = fl.cc.rate();
+            if rate != rate_before {
+                let (old, new) = (
+                    rate_before.serialization(fl.last_wire),
+                    rate.serialization(fl.last_wire),
+                );
+                fl.next_avail = if new >= old {
+                    fl.next_avail + (new - old)
+                } else {
+                    fl.next_avail.saturating_sub(old - new)
+                };
+                wake = true;
+            }
+        }
+        if fl.window.bytes != 0 {
+            fl.refresh_window();
+            wake = true;
+        }
+        if wake {
             let port = self.hosts[fl.src_host as usize].port;
             self.try_send(port);
         }

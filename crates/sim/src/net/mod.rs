@@ -29,7 +29,7 @@ pub mod switch;
 mod victim;
 mod watchdog;
 
-use crate::config::{ConfigError, SimConfig};
+use crate::config::{BasePath, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event, EventQueue};
 use crate::results::{
     BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
@@ -39,6 +39,7 @@ use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
 use headroom_mech::buffer::Mmu;
 use headroom_mech::ecn::RedConfig;
+use headroom_mech::int::IntStack;
 use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
@@ -95,6 +96,8 @@ pub struct Simulation {
     /// The distinct ECN configurations of a port's egress queues (`None`: the queue does
     /// not mark), indexed by `Port::red_class`.
     red: Vec<[Option<RedConfig>; PRIORITIES]>,
+    /// Switches append INT hop records to data packets, with this resolution multiplier.
+    int_multi: Option<u32>,
     /// Per receiving port: its link's corruption draws.
     rng_errors: Vec<Pcg64>,
     /// Who is scheduling events now (see [`engine::tiebreak`]): the port whose event is
@@ -289,11 +292,16 @@ impl Simulation {
             let my_sport = *sport;
             *sport = sport.wrapping_add(1);
             let line_rate = ports[hosts[src_host as usize].port as usize].rate;
-            let cc = cfg.host.cc.reaction_point(line_rate);
-            let np = cfg.host.cc.notification_point(cfg.host.cnp_interval);
             let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
             let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
-            let mut flow = Flow::new(i as u32, spec, src_host, my_sport, hash, rev_hash, cc, np);
+            let mut flow = Flow::new(
+                i as u32,
+                spec,
+                src_host,
+                my_sport,
+                (hash, rev_hash),
+                line_rate,
+            );
             flow.src_port = hosts[src_host as usize].port;
             flows.push(flow);
         }
@@ -309,8 +317,13 @@ impl Simulation {
             routes,
             link_up: vec![true; topo.links.len()],
             link_ports,
-            arena: Arena::default(),
+            arena: if cfg.host.cc.int_multi().is_some() {
+                Arena::with_int()
+            } else {
+                Arena::default()
+            },
             red,
+            int_multi: cfg.host.cc.int_multi(),
             rng_errors: (0..n_ports)
                 .map(|p| Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{p}"))))
                 .collect(),
@@ -353,9 +366,14 @@ impl Simulation {
         // The run's own events, in a fixed order: flow starts, stop, link failures, first
         // sample. Each part schedules the flow starts of its senders, with the keys a
         // whole run gives them.
+        let mut base_paths = Vec::with_capacity(sim.flows.len());
         for f in 0..sim.flows.len() {
-            let ideal = sim.ideal_fct(f);
+            let (ideal, base) = sim.ideal_fct(f);
             sim.flows[f].ideal_fct = ideal;
+            base_paths.push(base);
+        }
+        sim.configure_congestion_control(base_paths);
+        for f in 0..sim.flows.len() {
             let start = sim.flows[f].start;
             if sim.mine(sim.flows[f].src) {
                 sim.flows_to_finish += 1;
@@ -396,6 +414,7 @@ impl Simulation {
     fn send_remote(&mut self, time: Time, event: Event, pkt: u32) {
         let key = self.next_key(&event);
         let packet = *self.arena.get(pkt);
+        let int = self.arena.int(pkt).copied().unwrap_or(IntStack::EMPTY);
         self.arena.free(pkt);
         let (port, first_bit) = match event {
             Event::FrameStart { port, .. } => (port, true),
@@ -410,12 +429,16 @@ impl Simulation {
             port,
             first_bit,
             packet,
+            int,
         });
     }
 
     /// Schedules a frame another part sent to one of this part's ports.
     fn receive_remote(&mut self, r: &parallel::Remote) {
         let pkt = self.arena.alloc(r.packet);
+        if let Some(int) = self.arena.int_mut(pkt) {
+            *int = r.int;
+        }
         let event = if r.first_bit {
             Event::FrameStart { port: r.port, pkt }
         } else {
@@ -807,9 +830,33 @@ impl Simulation {
         }
     }
 
+    /// Gives every flow its congestion control, window and notification point, from its
+    /// path's base RTT and bandwidth-delay product or, with a global window, the largest
+    /// of them over all flows.
+    fn configure_congestion_control(&mut self, mut base_paths: Vec<BasePath>) {
+        let host = &self.cfg.host;
+        if host.window.global {
+            let rtt = base_paths.iter().map(|b| b.rtt).max().unwrap_or(Time::ZERO);
+            let bdp = base_paths.iter().map(|b| b.bdp).max().unwrap_or(0);
+            for b in &mut base_paths {
+                b.rtt = rtt;
+                b.bdp = bdp;
+            }
+        }
+        for (fl, base) in self.flows.iter_mut().zip(&base_paths) {
+            fl.set_congestion_control(
+                host.cc.reaction_point(base),
+                host.cc.notification_point(host.cnp_interval),
+                host.window.window(base.bdp),
+            );
+        }
+    }
+
     /// The FCT of a flow alone on its path at line rate: the first packet store-and-forwarded
-    /// hop by hop, the rest streamed at the bottleneck, and the last ACK's return.
-    fn ideal_fct(&self, f: usize) -> Time {
+    /// hop by hop, the rest streamed at the bottleneck, and the last ACK's return. And the
+    /// path's base RTT (propagation both ways and one packet's payload serialized per hop,
+    /// as the ns-3 HPCC simulator counts it) and bandwidth-delay product at its bottleneck.
+    fn ideal_fct(&self, f: usize) -> (Time, BasePath) {
         let fl = &self.flows[f];
         let h = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
@@ -824,10 +871,12 @@ impl Simulation {
             (fl.size - first_payload).saturating_add((packets - 1).saturating_mul(per_packet));
         let mut t = Time::ZERO;
         let mut bottleneck = Rate(u64::MAX);
+        let mut rtt = Time::ZERO;
         for &gp in &path {
             let p = &self.ports[gp as usize];
             t += p.rate.serialization(first) + p.delay;
             bottleneck = bottleneck.min(p.rate);
+            rtt += p.delay + p.delay + p.rate.serialization(h.mtu_payload);
         }
         t += bottleneck.serialization(rest);
         let ack = h.ack_bytes + overhead;
@@ -835,7 +884,12 @@ impl Simulation {
             let p = &self.ports[gp as usize];
             t += p.rate.serialization(ack) + p.delay;
         }
-        t
+        let base = BasePath {
+            line_rate: self.ports[fl.src_port as usize].rate,
+            rtt,
+            bdp: bottleneck.bytes_in(rtt),
+        };
+        (t, base)
     }
 
     /// Transmitting ports a packet with `hash` takes from `first` (a host port) to `dst`.

@@ -4,8 +4,12 @@
 //! PFC frame) until it is consumed (delivered, dropped); its index is stable meanwhile.
 //! Freed slots are reused, so after warm-up the arena does not allocate. A packet is in at
 //! most one [`Fifo`] at a time (the queues are linked through `Packet::next`).
+//!
+//! INT hop records (HPCC) do not fit the 64-byte packet: when a run uses them, the arena
+//! keeps an [`IntStack`] per slot beside the packets, emptied whenever the slot is reused.
 
 use headroom_mech::buffer::{Placement, Region};
+use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
 
 /// What a frame is.
@@ -177,19 +181,60 @@ impl Fifo {
 pub struct Arena {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// Per slot, its packet's INT hop records (empty unless [`Arena::with_int`]).
+    int: Vec<IntStack>,
+    with_int: bool,
 }
 
 impl Arena {
-    /// Stores `p`, returning its index.
+    /// An arena that keeps an INT stack per packet.
+    pub fn with_int() -> Self {
+        Arena {
+            with_int: true,
+            ..Arena::default()
+        }
+    }
+
+    /// Whether packets carry INT stacks.
+    pub fn has_int(&self) -> bool {
+        self.with_int
+    }
+
+    /// Stores `p`, returning its index (with an empty INT stack).
+    #[inline]
     pub fn alloc(&mut self, p: Packet) -> u32 {
         debug_assert!(p.kind != Kind::Free);
-        if let Some(i) = self.free.pop() {
+        let i = if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
             i
         } else {
             self.slots.push(p);
             (self.slots.len() - 1) as u32
+        };
+        if self.with_int {
+            self.empty_int(i);
         }
+        i
+    }
+
+    /// Empties (or creates) the INT stack of slot `i`; out of line, so that runs without
+    /// INT pay one branch per packet.
+    #[inline(never)]
+    fn empty_int(&mut self, i: u32) {
+        match self.int.get_mut(i as usize) {
+            Some(stack) => *stack = IntStack::EMPTY,
+            None => self.int.push(IntStack::EMPTY),
+        }
+    }
+
+    /// The INT stack of packet `i` (`None` without INT).
+    pub fn int(&self, i: u32) -> Option<&IntStack> {
+        self.int.get(i as usize)
+    }
+
+    /// The INT stack of packet `i`, mutably (`None` without INT).
+    pub fn int_mut(&mut self, i: u32) -> Option<&mut IntStack> {
+        self.int.get_mut(i as usize)
     }
 
     /// Releases slot `i`.

@@ -18,6 +18,7 @@ use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
 use crate::engine::Event;
 use crate::results::PfcRecord;
+use headroom_mech::int::IntHop;
 use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
@@ -210,8 +211,13 @@ impl Simulation {
         let p = &mut self.ports[port as usize];
         let head = p.ctrl.front()?;
         let pk = self.arena.get(head);
-        if pk.kind != Kind::Pfc && p.pause.is_paused(now, pk.prio) {
-            let t = p.pause.next_change(now, pk.prio);
+        // A NIC's ACKs, NACKs and CNPs wait for their own pause class.
+        let class = match pk.kind {
+            Kind::Ack | Kind::Nack | Kind::Cnp => self.cfg.host.ack_pause_class,
+            _ => pk.prio,
+        };
+        if pk.kind != Kind::Pfc && p.pause.is_paused(now, class) {
+            let t = p.pause.next_change(now, class);
             if let Some(t) = t {
                 self.schedule_wake(port, t);
             }
@@ -332,6 +338,16 @@ impl Simulation {
         }
         let red_class = usize::from(p.red_class);
         let local = p.local;
+        if let Some(multi) = self.int_multi {
+            if self.arena.get(pkt).kind == Kind::Data {
+                // The port's whole backlog, after this packet, as the HPCC simulator reports.
+                let queued: u64 = p.queues.iter().map(|q| u64::from(q.bytes)).sum();
+                let hop = IntHop::new(now, p.tx_bytes, queued, p.rate, multi);
+                if let Some(int) = self.arena.int_mut(pkt) {
+                    int.push(hop);
+                }
+            }
+        }
         let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
         let pk = self.arena.get_mut(pkt);
         if dequeue_marking && pk.kind == Kind::Data {

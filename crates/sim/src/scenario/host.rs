@@ -47,6 +47,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     }
     if let Some(x) = t.get(cx, "ack_prio") {
         h.ack_prio = x.prio(cx)?;
+        h.ack_pause_class = h.ack_prio;
     }
     if let Some(x) = t.get(cx, "cnp_interval") {
         h.cnp_interval = x.time(cx)?;

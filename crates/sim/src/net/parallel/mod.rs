@@ -38,6 +38,7 @@ use crate::engine::EventQueue;
 use crate::results::{RunResults, StopReason};
 use crate::routing::{self, Routes};
 use crate::topology::{NodeKind, Topology};
+use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -59,6 +60,8 @@ pub(crate) struct Remote {
     pub first_bit: bool,
     /// The frame.
     pub packet: Packet,
+    /// Its INT hop records (empty in runs without INT).
+    pub int: IntStack,
 }
 
 /// How a network is split into parts.
