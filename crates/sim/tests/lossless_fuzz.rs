@@ -19,10 +19,12 @@
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::DcqcnConfig;
+use headroom_mech::cc::{DcqcnConfig, DctcpConfig, HpccConfig, TimelyConfig};
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing, SchemeConfig, SimConfig};
+use headroom_sim::config::{
+    AlphaPolicy, CcConfig, HeadroomSizing, SchemeConfig, SimConfig, WindowConfig,
+};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
@@ -218,10 +220,15 @@ fn case(seed: u64) -> Case {
     };
     let alpha = Alpha::from_dynamic_th(rng.gen_range(-4..=1)).expect("in range");
     let extra = rng.gen_range(20_000..300_000);
-    let cc = if rng.gen_bool(0.7) {
+    let cc = if rng.gen_bool(0.6) {
         CcConfig::None
     } else {
-        CcConfig::Dcqcn(DcqcnConfig::default())
+        match rng.gen_range(0..4) {
+            0 => CcConfig::Dcqcn(DcqcnConfig::default()),
+            1 => CcConfig::Dctcp(DctcpConfig::default()),
+            2 => CcConfig::Timely(TimelyConfig::default()),
+            _ => CcConfig::Hpcc(HpccConfig::default()),
+        }
     };
 
     // SIH or DSH (with or without hysteresis); both must be lossless with eta by formula.
@@ -242,6 +249,13 @@ fn case(seed: u64) -> Case {
     cfg.stop_time = Some(STOP);
     cfg.host.mtu_payload = mtu_payload;
     cfg.host.cc = cc.clone();
+    if matches!(cc, CcConfig::Hpcc(_) | CcConfig::Dctcp(_)) {
+        cfg.host.window = WindowConfig {
+            enabled: true,
+            variable: true,
+            global: true,
+        };
+    }
     cfg.host.rto = RTO;
     cfg.switch.cell_bytes = cell;
     cfg.switch.lossless = lossless;
@@ -256,11 +270,7 @@ fn case(seed: u64) -> Case {
         cfg.switch.scheme.name(),
         alpha.value(),
         cfg.switch.buffer_bytes,
-        if matches!(cc, CcConfig::None) {
-            "none"
-        } else {
-            "dcqcn"
-        },
+        cc.name(),
     );
     Case { what, cfg }
 }

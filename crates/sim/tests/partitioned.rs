@@ -8,9 +8,11 @@
 //! end time) must be identical. Also: the split itself, the cases that must run as one part,
 //! and the conservation invariants between windows.
 
+use headroom_mech::cc::{DctcpConfig, HpccConfig, TimelyConfig};
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
     Admission, CcConfig, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig,
+    WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Partitioned};
 use headroom_sim::net::Simulation;
@@ -89,8 +91,24 @@ fn scenario(seed: u64) -> SimConfig {
     cfg.seed = d.next();
     // Above every topology's headroom reservations (at most about 0.6 MB here).
     cfg.switch.buffer_bytes = 1_000_000 + d.below(2_000_000);
-    if d.chance(50) {
-        cfg.host.cc = CcConfig::None;
+    // Every algorithm, HPCC and DCTCP with their window (HPCC's INT crosses parts).
+    let windowed = WindowConfig {
+        enabled: true,
+        variable: true,
+        global: d.chance(50),
+    };
+    match d.below(6) {
+        0 | 1 => cfg.host.cc = CcConfig::None,
+        2 => {}
+        3 => {
+            cfg.host.cc = CcConfig::Dctcp(DctcpConfig::default());
+            cfg.host.window = windowed;
+        }
+        4 => cfg.host.cc = CcConfig::Timely(TimelyConfig::default()),
+        _ => {
+            cfg.host.cc = CcConfig::Hpcc(HpccConfig::default());
+            cfg.host.window = windowed;
+        }
     }
     if d.chance(50) {
         cfg.switch.admission = Admission::LastBit;

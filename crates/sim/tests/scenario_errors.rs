@@ -380,7 +380,12 @@ fn host_and_cc_sections() {
     let none = format!("{BASE}\n[host.cc]\nalgorithm = \"none\"\n");
     assert_eq!(parse(&none).expect("valid").config.host.cc, CcConfig::None);
     let none_g = format!("{BASE}\n[host.cc]\nalgorithm = \"none\"\ng = 0.5\n");
-    check(&none_g, "host.cc.g", "only applies", "g");
+    check(
+        &none_g,
+        "host.cc.g",
+        "unknown key `g` for algorithm = \"none\"",
+        "g",
+    );
     let mtu0 = format!("{BASE}\n[host]\nmtu = \"0B\"\n");
     check(&mtu0, "host.mtu", "greater than zero", "\"0B\"");
 }

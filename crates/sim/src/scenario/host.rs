@@ -4,12 +4,15 @@
 //! Invariants:
 //! - Keys not given keep `HostConfig::default`'s values; `[host.cc]` starts from the
 //!   chosen `preset` (default: the HPCC simulator's DCQCN) and overrides field by field.
-//! - `algorithm = "none"` takes no other key.
+//! - `algorithm` selects the keys `[host.cc]` accepts ([`CC_ALGORITHMS`]); `"none"` takes
+//!   no other key.
+//! - `[host.window]` not given: HPCC and DCTCP get the ns-3 HPCC simulator's window
+//!   (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), the others none.
 //! - A NIC buffer has `xon < xoff <= size`.
 
-use super::fields::{join, Cx, Fld, Res};
-use crate::config::{CcConfig, NicBufferConfig, SimConfig};
-use headroom_mech::cc::{DcqcnConfig, DcqcnVariant};
+use super::fields::{Cx, Fld, Res};
+use crate::config::{CcConfig, NicBufferConfig, SimConfig, WindowConfig};
+use headroom_mech::cc::{DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig};
 
 pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     let h = &mut config.host;
@@ -27,6 +30,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
             "rto",
             "pacing",
             "cc",
+            "window",
             "nic_buffer",
         ],
     )?;
@@ -59,8 +63,12 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
         h.pacing = x.boolean(cx)?;
     }
     if let Some(x) = t.get(cx, "cc") {
-        h.cc = parse_cc(cx, &x)?;
+        h.cc = parse_cc(cx, &x, h.mtu_payload)?;
     }
+    h.window = match t.get(cx, "window") {
+        Some(x) => parse_window(cx, &x)?,
+        None => default_window(&h.cc),
+    };
     if let Some(x) = t.get(cx, "nic_buffer") {
         let mut b = x.table(cx)?;
         b.check_keys(cx, &["size", "xoff", "xon", "drain"])?;
@@ -86,49 +94,215 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     Ok(())
 }
 
-const DCQCN_KEYS: [&str; 12] = [
-    "variant",
-    "g",
-    "alpha_resume_interval",
-    "rate_decrease_interval",
-    "rp_timer",
-    "byte_counter",
-    "fast_recovery_times",
-    "rate_ai",
-    "rate_hai",
-    "min_rate",
-    "clamp_target_rate",
-    "rate_on_first_cnp",
+/// The keys of `[host.cc]` per `algorithm`.
+pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
+    (
+        "dcqcn",
+        &[
+            "algorithm",
+            "preset",
+            "variant",
+            "g",
+            "alpha_resume_interval",
+            "rate_decrease_interval",
+            "rp_timer",
+            "byte_counter",
+            "fast_recovery_times",
+            "rate_ai",
+            "rate_hai",
+            "min_rate",
+            "clamp_target_rate",
+            "rate_on_first_cnp",
+        ],
+    ),
+    ("dctcp", &["algorithm", "g", "rate_ai", "min_rate"]),
+    (
+        "timely",
+        &[
+            "algorithm",
+            "alpha",
+            "beta",
+            "t_low",
+            "t_high",
+            "min_rtt",
+            "rate_ai",
+            "rate_hai",
+            "hai_after",
+            "min_rate",
+        ],
+    ),
+    (
+        "hpcc",
+        &[
+            "algorithm",
+            "target_utilization",
+            "mi_thresh",
+            "fast_react",
+            "rate_ai",
+            "min_rate",
+            "sample_feedback",
+            "int_multi",
+        ],
+    ),
+    ("none", &["algorithm"]),
 ];
 
-fn parse_cc(cx: &Cx, f: &Fld) -> Res<CcConfig> {
+/// The window an algorithm runs with when `[host.window]` is not given.
+fn default_window(cc: &CcConfig) -> WindowConfig {
+    match cc {
+        CcConfig::Hpcc(_) | CcConfig::Dctcp(_) => WindowConfig {
+            enabled: true,
+            variable: true,
+            global: true,
+        },
+        _ => WindowConfig::default(),
+    }
+}
+
+fn parse_window(cx: &Cx, f: &Fld) -> Res<WindowConfig> {
     let mut t = f.table(cx)?;
-    let mut known = vec!["algorithm", "preset"];
-    known.extend(DCQCN_KEYS);
-    t.check_keys(cx, &known)?;
+    t.check_keys(cx, &["enabled", "variable", "global"])?;
+    let mut w = WindowConfig::default();
+    if let Some(x) = t.get(cx, "enabled") {
+        w.enabled = x.boolean(cx)?;
+    }
+    if let Some(x) = t.get(cx, "variable") {
+        w.variable = x.boolean(cx)?;
+    }
+    if let Some(x) = t.get(cx, "global") {
+        w.global = x.boolean(cx)?;
+    }
+    Ok(w)
+}
+
+/// A number in `(0, 1]` (`zero_ok`: `[0, 1]`).
+fn fraction(cx: &Cx, f: &Fld, zero_ok: bool) -> Res<f64> {
+    let v = f.float(cx)?;
+    let ok = if zero_ok {
+        (0.0..=1.0).contains(&v)
+    } else {
+        v > 0.0 && v <= 1.0
+    };
+    if !ok {
+        let range = if zero_ok { "[0, 1]" } else { "(0, 1]" };
+        return Err(f.err(cx, format!("must be in {range}, found {v}")));
+    }
+    Ok(v)
+}
+
+fn parse_cc(cx: &Cx, f: &Fld, mtu_payload: u64) -> Res<CcConfig> {
+    let mut t = f.table(cx)?;
     let algorithm = match t.get(cx, "algorithm") {
-        Some(a) => match a.str(cx)? {
-            "dcqcn" => true,
-            "none" => false,
-            other => {
+        Some(a) => {
+            let name = a.str(cx)?;
+            if !CC_ALGORITHMS.iter().any(|(n, _)| *n == name) {
+                let names: Vec<&str> = CC_ALGORITHMS.iter().map(|(n, _)| *n).collect();
                 return Err(a.err(
                     cx,
-                    format!("unknown algorithm `{other}` (expected dcqcn or none)"),
-                ))
+                    format!(
+                        "unknown algorithm `{name}` (expected one of: {})",
+                        names.join(", ")
+                    ),
+                ));
             }
-        },
-        None => true,
-    };
-    if !algorithm {
-        if let Some(e) = t.entries.iter().find(|e| e.key != "algorithm") {
-            return Err(cx.err(
-                &join(&t.name, &e.key),
-                e.key_span.clone(),
-                format!("`{}` only applies with algorithm = \"dcqcn\"", e.key),
-            ));
+            name
         }
-        return Ok(CcConfig::None);
+        None => "dcqcn",
+    };
+    // Found above (or the default, which is in the list).
+    let known = CC_ALGORITHMS
+        .iter()
+        .find(|(n, _)| *n == algorithm)
+        .map_or(&[][..], |(_, k)| *k);
+    t.check_keys_with(cx, known, &format!("algorithm = \"{algorithm}\""))?;
+    match algorithm {
+        "none" => Ok(CcConfig::None),
+        "dctcp" => {
+            let mut d = DctcpConfig {
+                packet_payload: mtu_payload,
+                ..DctcpConfig::default()
+            };
+            if let Some(x) = t.get(cx, "g") {
+                d.g = fraction(cx, &x, false)?;
+            }
+            if let Some(x) = t.get(cx, "rate_ai") {
+                d.rate_ai = x.positive_rate(cx)?;
+            }
+            if let Some(x) = t.get(cx, "min_rate") {
+                d.min_rate = x.positive_rate(cx)?;
+            }
+            Ok(CcConfig::Dctcp(d))
+        }
+        "timely" => {
+            let mut d = TimelyConfig::default();
+            if let Some(x) = t.get(cx, "alpha") {
+                d.alpha = fraction(cx, &x, false)?;
+            }
+            if let Some(x) = t.get(cx, "beta") {
+                d.beta = fraction(cx, &x, false)?;
+            }
+            if let Some(x) = t.get(cx, "t_low") {
+                d.t_low = x.time(cx)?;
+            }
+            if let Some(x) = t.get(cx, "t_high") {
+                d.t_high = x.positive_time(cx)?;
+                if d.t_high < d.t_low {
+                    return Err(x.err(
+                        cx,
+                        format!("t_high ({}) is below t_low ({})", d.t_high, d.t_low),
+                    ));
+                }
+            }
+            if let Some(x) = t.get(cx, "min_rtt") {
+                d.min_rtt = x.positive_time(cx)?;
+            }
+            if let Some(x) = t.get(cx, "rate_ai") {
+                d.rate_ai = x.positive_rate(cx)?;
+            }
+            if let Some(x) = t.get(cx, "rate_hai") {
+                d.rate_hai = x.positive_rate(cx)?;
+            }
+            if let Some(x) = t.get(cx, "hai_after") {
+                // At most u32::MAX.
+                d.hai_after = x.uint(cx, 0, u64::from(u32::MAX))? as u32;
+            }
+            if let Some(x) = t.get(cx, "min_rate") {
+                d.min_rate = x.positive_rate(cx)?;
+            }
+            Ok(CcConfig::Timely(d))
+        }
+        "hpcc" => {
+            let mut d = HpccConfig::default();
+            if let Some(x) = t.get(cx, "target_utilization") {
+                d.target_utilization = fraction(cx, &x, false)?;
+            }
+            if let Some(x) = t.get(cx, "mi_thresh") {
+                // At most u32::MAX.
+                d.mi_thresh = x.uint(cx, 0, u64::from(u32::MAX))? as u32;
+            }
+            if let Some(x) = t.get(cx, "fast_react") {
+                d.fast_react = x.boolean(cx)?;
+            }
+            if let Some(x) = t.get(cx, "rate_ai") {
+                d.rate_ai = x.positive_rate(cx)?;
+            }
+            if let Some(x) = t.get(cx, "min_rate") {
+                d.min_rate = x.positive_rate(cx)?;
+            }
+            if let Some(x) = t.get(cx, "sample_feedback") {
+                d.sample_feedback = x.boolean(cx)?;
+            }
+            if let Some(x) = t.get(cx, "int_multi") {
+                // Between 1 and u32::MAX.
+                d.int_multi = x.uint(cx, 1, u64::from(u32::MAX))? as u32;
+            }
+            Ok(CcConfig::Hpcc(d))
+        }
+        _ => parse_dcqcn(cx, &mut t).map(CcConfig::Dcqcn),
     }
+}
+
+fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {
     let mut d = match t.get(cx, "preset") {
         Some(p) => match p.str(cx)? {
             "hpcc" => DcqcnConfig::default(),
@@ -196,5 +370,5 @@ fn parse_cc(cx: &Cx, f: &Fld) -> Res<CcConfig> {
         }
         d.rate_on_first_cnp = r;
     }
-    Ok(CcConfig::Dcqcn(d))
+    Ok(d)
 }

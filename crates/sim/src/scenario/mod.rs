@@ -354,7 +354,7 @@ pub struct Variant {
 
 /// For the reference's test: every [`Variant`] of the scenario format.
 #[doc(hidden)]
-pub fn variants() -> [Variant; 3] {
+pub fn variants() -> [Variant; 4] {
     [
         Variant {
             table: "topology",
@@ -370,6 +370,11 @@ pub fn variants() -> [Variant; 3] {
             table: "switch.headroom_params",
             key: "headroom",
             values: &switch::HEADROOM_FORMULAS,
+        },
+        Variant {
+            table: "host.cc",
+            key: "algorithm",
+            values: &host::CC_ALGORITHMS,
         },
     ]
 }
