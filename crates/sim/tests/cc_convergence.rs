@@ -19,11 +19,12 @@
 //!   grows below T_low, the gradient turns it back above it, T_high is never reached;
 //! - DCTCP: the queue around the step marking threshold K (mean in [K/4, 2K]).
 
+mod common;
+
 use headroom_mech::cc::{DctcpConfig, HpccConfig, TimelyConfig};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{CcConfig, SimConfig, WindowConfig};
-use headroom_sim::net::Simulation;
 use headroom_sim::results::RunResults;
 use headroom_sim::topology::{LinkSpec, NodeId, NodeKind, Topology};
 use headroom_sim::workload::FlowSpec;
@@ -89,19 +90,9 @@ fn scenario(n: u32, cc: &CcConfig) -> SimConfig {
     cfg
 }
 
-fn run(cfg: SimConfig, stop: Time) -> RunResults {
-    let mut cfg = cfg;
+fn run_to(mut cfg: SimConfig, stop: Time) -> RunResults {
     cfg.stop_time = Some(stop);
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run_until(Time::MAX);
-    sim.check_invariants().expect("invariants");
-    sim.finish()
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
+    common::run(cfg)
 }
 
 struct Outcome {
@@ -115,7 +106,7 @@ struct Outcome {
 fn converge(n: u32, cc: &CcConfig, (from, to): (Time, Time)) -> Outcome {
     let cfg = scenario(n, cc);
     let switch = n + 1;
-    let (a, b) = (run(cfg.clone(), from), run(cfg, to));
+    let (a, b) = (run_to(cfg.clone(), from), run_to(cfg, to));
     for r in [&a, &b] {
         assert!(
             r.drops.is_empty() && r.lossless_drops.is_empty(),
@@ -155,7 +146,7 @@ fn converge(n: u32, cc: &CcConfig, (from, to): (Time, Time)) -> Outcome {
     let max = samples.values().copied().max().unwrap_or(0);
     Outcome {
         max_queue: max as f64,
-        jain: jain(&throughput),
+        jain: common::jain(&throughput),
         utilization: total / RATE.as_gbps_f64(),
         mean_queue: sum as f64 / count as f64,
         throughput,

@@ -26,11 +26,14 @@
 //! - the queue never exceeds 2·Kmax: bounded, and no PAUSE frame is ever sent;
 //! - the queue is empty in at most 5 % of the samples: the bottleneck stays busy.
 
+mod common;
+
+use common::{jain, run};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{CcConfig, SimConfig};
 use headroom_sim::net::Simulation;
-use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::results::StopReason;
 use headroom_sim::topology::{LinkSpec, NodeId, NodeKind, Topology};
 use headroom_sim::workload::FlowSpec;
 
@@ -86,19 +89,6 @@ fn incast() -> SimConfig {
     let mut cfg = SimConfig::new(topo, flows);
     cfg.record.sample_interval = Some(SAMPLE);
     cfg
-}
-
-fn run(cfg: SimConfig) -> RunResults {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run_until(Time::MAX);
-    sim.check_invariants().expect("invariants");
-    sim.finish()
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
 }
 
 #[test]
