@@ -13,12 +13,41 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// The congestion control of the benchmark: the example config of each mode.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CcMode {
+    /// `examples/hpcc/config.txt` (CC_MODE 1).
+    Dcqcn,
+    /// `examples/hpcc/config-hpcc.txt` (CC_MODE 3, INT on every data packet).
+    Hpcc,
+    /// `examples/hpcc/config-timely.txt` (CC_MODE 7).
+    Timely,
+    /// `examples/hpcc/config-dctcp.txt` (CC_MODE 8).
+    Dctcp,
+}
+
+impl CcMode {
+    fn config(self) -> &'static str {
+        match self {
+            CcMode::Dcqcn => "examples/hpcc/config.txt",
+            CcMode::Hpcc => "examples/hpcc/config-hpcc.txt",
+            CcMode::Timely => "examples/hpcc/config-timely.txt",
+            CcMode::Dctcp => "examples/hpcc/config-dctcp.txt",
+        }
+    }
+}
+
 /// Arguments of `headroom bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// ns-3 HPCC config to run (paths inside it resolve from the working directory).
-    #[arg(long, default_value = "examples/hpcc/config.txt")]
-    hpcc_config: PathBuf,
+    /// ns-3 HPCC config to run (paths inside it resolve from the working directory, then
+    /// from the config's). Default: the example config of `--cc`.
+    #[arg(long, conflicts_with = "cc")]
+    hpcc_config: Option<PathBuf>,
+    /// The same benchmark with another congestion control: the example config generated
+    /// for that mode as the HPCC simulator's `run.py` writes it.
+    #[arg(long, value_enum, default_value = "dcqcn")]
+    cc: CcMode,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -31,7 +60,11 @@ pub struct BenchArgs {
 /// Runs `headroom bench`.
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let load_start = Instant::now();
-    let run = hpcc_config::load(&a.hpcc_config).map_err(|e| miette!("{e}"))?;
+    let path = a
+        .hpcc_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(a.cc.config()));
+    let run = hpcc_config::load(&path).map_err(|e| miette!("{e}"))?;
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
     let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;

@@ -1,14 +1,17 @@
-//! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), run in
-//! parallel, compared side by side.
+//! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), or under
+//! several congestion-control algorithms (`--cc`), run in parallel, compared side by side.
 //!
-//! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme`
-//! changes. Each run's own outputs go to `<out>/<scheme>/`; the comparison is
+//! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme` (or
+//! `[host.cc]`) changes. Each run's own outputs go to `<out>/<scheme or algorithm>/`; the
+//! comparison is
 //! `<out>/compare.csv`, `<out>/compare.json`, the printed table, and the plots
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
 use headroom_mech::units::{parse_rate, Rate};
-use headroom_sim::config::{SchemeConfig, ShpPool, SimConfig, SwitchConfig};
+use headroom_sim::config::{
+    CcConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig, WindowConfig,
+};
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
 use headroom_sim::results::{PortStats, RunResults};
@@ -28,6 +31,11 @@ pub struct CompareArgs {
     /// Schemes to run, comma-separated: sih, shp, dsh.
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
+    /// Compare congestion-control algorithms instead, comma-separated: dcqcn, dctcp,
+    /// timely, hpcc, none (the scenario's scheme for all; its `[host.cc]` parameters for
+    /// its own algorithm, the defaults of `docs/scenario.md` for the others).
+    #[arg(long, value_delimiter = ',', conflicts_with = "mmu")]
+    cc: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
     #[arg(long, default_value_t = 2.0, value_parser = positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
@@ -48,19 +56,27 @@ pub struct CompareArgs {
     quiet: bool,
 }
 
-/// What the scheme names and the compare table's columns mean, printed under it.
+/// What the scheme names mean, printed under the table.
+const SCHEMES_LEGEND: &str = "SIH: static headroom per lossless queue; SHP: shared headroom \
+pool; DSH: dynamic and shared headroom.";
+
+/// What the algorithm names mean, printed under a `--cc` table.
+const CC_LEGEND: &str = "DCQCN: rate cuts on CNPs; DCTCP: cuts by the fraction of ECN-echoed \
+ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; none: line \
+rate, PFC only.";
+
+/// What the compare table's columns mean, printed under it.
 const COMPARE_LEGEND: &str = "\
-SIH: static headroom per lossless queue; SHP: shared headroom pool; DSH: dynamic and shared \
-headroom.
 shared buffer, headroom: buffer left shared and headroom reserved, per switch (mean over switches).
 queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
 time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
 victim pauses: pauses that stopped traffic headed to an uncongested egress.
 slowdown: flow completion time over the ideal (the flow alone on the network).";
 
-/// One scheme's run and what the table reports of it.
+/// One run (a scheme, or an algorithm) and what the table reports of it.
 struct Row {
-    scheme: String,
+    /// The scheme or algorithm.
+    label: String,
     /// The configuration it ran (the scenario with this scheme).
     cfg: SimConfig,
     results: RunResults,
@@ -166,6 +182,20 @@ pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
     Ok(r)
 }
 
+/// The configuration of `base` with congestion-control algorithm `name`: the scenario's
+/// own parameters when it already runs it, else the algorithm's defaults and window.
+fn with_cc(base: &SimConfig, name: &str) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    if base.host.cc.name() == name {
+        return Ok(cfg);
+    }
+    cfg.host.cc = CcConfig::named(name, base.host.mtu_payload).ok_or_else(|| {
+        miette!("--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc or none)")
+    })?;
+    cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
+    Ok(cfg)
+}
+
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
@@ -192,17 +222,37 @@ fn fmt_opt(v: Option<f64>) -> String {
 
 /// Runs `headroom compare`.
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
-    check_schemes(&a.mmu)?;
+    let by_cc = !a.cc.is_empty();
+    if by_cc {
+        for (i, c) in a.cc.iter().enumerate() {
+            if CcConfig::named(c, 1000).is_none() {
+                return Err(miette!(
+                    "--cc: unknown algorithm `{c}` (expected dcqcn, dctcp, timely, hpcc or none)"
+                ));
+            }
+            if a.cc[..i].contains(c) {
+                return Err(miette!("--cc: `{c}` is listed twice"));
+            }
+        }
+    } else {
+        check_schemes(&a.mmu)?;
+    }
+    let dimension = if by_cc { "cc" } else { "scheme" };
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let mut base = s.config.clone();
     if let Some(seed) = a.seed {
         base.seed = seed;
     }
-    let configs: Vec<(String, SimConfig)> = a
-        .mmu
-        .iter()
-        .map(|m| with_scheme(&base, m, &a).map(|c| (m.clone(), c)))
-        .collect::<Result<_>>()?;
+    let configs: Vec<(String, SimConfig)> = if by_cc {
+        a.cc.iter()
+            .map(|c| with_cc(&base, c).map(|cfg| (c.clone(), cfg)))
+            .collect::<Result<_>>()?
+    } else {
+        a.mmu
+            .iter()
+            .map(|m| with_scheme(&base, m, &a).map(|c| (m.clone(), c)))
+            .collect::<Result<_>>()?
+    };
     let out = a
         .out
         .clone()
@@ -234,7 +284,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
                 .map(|s| s.headroom_reserved_bytes as f64)
                 .sum::<f64>();
             Ok(Row {
-                scheme,
+                label: scheme,
                 cfg,
                 results,
                 shared_pool_bytes: shared / n,
@@ -244,7 +294,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         .collect::<Result<_>>()?;
 
     for row in &rows {
-        let dir = out.join(&row.scheme);
+        let dir = out.join(&row.label);
         let summary = output::summarize(&row.results, &row.cfg, None);
         written.extend(
             output::write_all(
@@ -281,8 +331,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         })
         .collect();
     let mut table = String::new();
-    let mut csv = String::from(
-        "scheme,shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
+    let mut csv = format!(
+        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
@@ -307,7 +357,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let _ = writeln!(
         table,
         "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
-        "scheme",
+        dimension,
         "per switch",
         "per switch",
         "PAUSEs",
@@ -356,7 +406,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let _ = write!(
             csv,
             "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{},{},{}",
-            row.scheme,
+            row.label,
             row.shared_pool_bytes,
             row.headroom_reserved_bytes,
             queue_pauses,
@@ -379,7 +429,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let _ = writeln!(
             table,
             "{:<6} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
-            row.scheme.to_uppercase(),
+            row.label.to_uppercase(),
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
             queue_pauses,
@@ -392,7 +442,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             fmt_opt(p99)
         );
         json_rows.push(json!({
-            "scheme": row.scheme,
+            dimension: row.label,
             "shared_pool_bytes_per_switch": row.shared_pool_bytes,
             "headroom_reserved_bytes_per_switch": row.headroom_reserved_bytes,
             "queue_pauses": queue_pauses,
@@ -426,7 +476,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let what = if by_kind { "workload kind" } else { "workload" };
         let _ = writeln!(table, "\nslowdown, median / 99th percentile, by {what}:");
         for row in &rows {
-            let mut line = format!("{:<6}", row.scheme.to_uppercase());
+            let mut line = format!("{:<6}", row.label.to_uppercase());
             for (gi, g) in groups_names.iter().enumerate() {
                 let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
                 let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
@@ -434,7 +484,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             let _ = writeln!(table, "{line}");
         }
     }
-    let _ = writeln!(table, "\n{COMPARE_LEGEND}");
+    let names = if by_cc { CC_LEGEND } else { SCHEMES_LEGEND };
+    let _ = writeln!(table, "\n{names}\n{COMPARE_LEGEND}");
     std::fs::write(out.join("compare.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing compare.csv")?;
@@ -448,7 +499,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     if !a.no_plots {
         let runs: Vec<(String, &RunResults)> = rows
             .iter()
-            .map(|r| (r.scheme.to_uppercase(), &r.results))
+            .map(|r| (r.label.to_uppercase(), &r.results))
             .collect();
         written.extend(crate::plots::write_compare_plots(&out, &runs).map_err(|e| miette!("{e}"))?);
     }

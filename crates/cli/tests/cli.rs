@@ -211,3 +211,95 @@ fn compare_table_headers_are_words() {
         .collect();
     assert_eq!(rows.len(), 3, "a row per scheme: {table}");
 }
+
+#[test]
+fn compare_runs_each_congestion_control_side_by_side() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("ok.toml"), VALID).expect("write scenario");
+    let out = headroom(
+        &[
+            "compare",
+            "ok.toml",
+            "--cc",
+            "dcqcn,hpcc,timely,dctcp",
+            "--out",
+            "cmp",
+        ],
+        dir.path(),
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["DCQCN ", "HPCC ", "TIMELY ", "DCTCP "] {
+        assert!(
+            table.lines().any(|l| l.starts_with(name)),
+            "no {name}row: {table}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).expect("csv");
+    assert!(csv.starts_with("cc,"), "{csv}");
+    for algorithm in ["dcqcn", "hpcc", "timely", "dctcp"] {
+        let summary = dir.path().join(format!("cmp/{algorithm}/summary.json"));
+        let text = std::fs::read_to_string(&summary).expect("summary");
+        assert!(
+            text.contains(&format!("\"congestion_control\": \"{algorithm}\"")),
+            "{algorithm}: {text}"
+        );
+    }
+    assert!(dir.path().join("cmp/compare_fct_slowdown_cdf.png").exists());
+    // An unknown or repeated algorithm, or --cc with --mmu, is refused before anything runs.
+    for args in [
+        &["compare", "ok.toml", "--cc", "reno", "--out", "bad"][..],
+        &["compare", "ok.toml", "--cc", "hpcc,hpcc", "--out", "bad"][..],
+        &[
+            "compare", "ok.toml", "--cc", "hpcc", "--mmu", "sih", "--out", "bad",
+        ][..],
+    ] {
+        let out = headroom(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!dir.path().join("bad").exists(), "{args:?} wrote outputs");
+    }
+}
+
+#[test]
+fn every_hpcc_simulator_mode_runs_from_its_example_config() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (file, cc) in [
+        ("config.txt", "dcqcn"),
+        ("config-hpcc.txt", "hpcc"),
+        ("config-timely.txt", "timely"),
+        ("config-dctcp.txt", "dctcp"),
+    ] {
+        let config = root.join("examples/hpcc").join(file);
+        let config = config.to_str().expect("utf-8 path");
+        let out = headroom(
+            &[
+                "run",
+                "--hpcc-config",
+                config,
+                "--stop-time",
+                "2.0003s",
+                "--out",
+                cc,
+                "--no-plots",
+                "--quiet",
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary =
+            std::fs::read_to_string(dir.path().join(cc).join("summary.json")).expect("summary");
+        assert!(
+            summary.contains(&format!("\"congestion_control\": \"{cc}\"")),
+            "{file}"
+        );
+    }
+}

@@ -553,6 +553,22 @@ impl CcConfig {
         }
     }
 
+    /// The algorithm called `name` (as [`Self::name`]) with its default parameters, for
+    /// packets of `packet_payload` bytes; `None` for an unknown name.
+    pub fn named(name: &str, packet_payload: u64) -> Option<CcConfig> {
+        Some(match name {
+            "none" => CcConfig::None,
+            "dcqcn" => CcConfig::Dcqcn(DcqcnConfig::default()),
+            "dctcp" => CcConfig::Dctcp(DctcpConfig {
+                packet_payload,
+                ..DctcpConfig::default()
+            }),
+            "timely" => CcConfig::Timely(TimelyConfig::default()),
+            "hpcc" => CcConfig::Hpcc(HpccConfig::default()),
+            _ => return None,
+        })
+    }
+
     /// The INT resolution multiplier when switches append INT hop records (HPCC).
     pub fn int_multi(&self) -> Option<u32> {
         match self {
@@ -587,6 +603,19 @@ impl Default for WindowConfig {
 }
 
 impl WindowConfig {
+    /// The window `cc` runs with unless told otherwise: HPCC and DCTCP the ns-3 HPCC
+    /// simulator's (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), the others none.
+    pub fn for_algorithm(cc: &CcConfig) -> WindowConfig {
+        match cc {
+            CcConfig::Hpcc(_) | CcConfig::Dctcp(_) => WindowConfig {
+                enabled: true,
+                variable: true,
+                global: true,
+            },
+            _ => WindowConfig::default(),
+        }
+    }
+
     /// The window of a flow whose base bandwidth-delay product is `bdp` bytes.
     pub fn window(&self, bdp: u64) -> Window {
         if self.enabled {

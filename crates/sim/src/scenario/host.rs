@@ -67,7 +67,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     }
     h.window = match t.get(cx, "window") {
         Some(x) => parse_window(cx, &x)?,
-        None => default_window(&h.cc),
+        None => WindowConfig::for_algorithm(&h.cc),
     };
     if let Some(x) = t.get(cx, "nic_buffer") {
         let mut b = x.table(cx)?;
@@ -146,18 +146,6 @@ pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
     ),
     ("none", &["algorithm"]),
 ];
-
-/// The window an algorithm runs with when `[host.window]` is not given.
-fn default_window(cc: &CcConfig) -> WindowConfig {
-    match cc {
-        CcConfig::Hpcc(_) | CcConfig::Dctcp(_) => WindowConfig {
-            enabled: true,
-            variable: true,
-            global: true,
-        },
-        _ => WindowConfig::default(),
-    }
-}
 
 fn parse_window(cx: &Cx, f: &Fld) -> Res<WindowConfig> {
     let mut t = f.table(cx)?;
