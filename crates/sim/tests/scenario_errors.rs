@@ -626,3 +626,46 @@ fn name_must_be_a_plain_directory_name() {
         assert_eq!(s.name, ok);
     }
 }
+
+#[test]
+fn congestion_control_algorithms_and_their_errors() {
+    for (algorithm, name) in [("dctcp", "dctcp"), ("timely", "timely"), ("hpcc", "hpcc")] {
+        let text = format!("{BASE}\n[host.cc]\nalgorithm = \"{algorithm}\"\n");
+        let s = parse(&text).expect("valid");
+        assert_eq!(s.config.host.cc.name(), name);
+        // HPCC and DCTCP run with the ns-3 HPCC simulator's window unless told otherwise.
+        assert_eq!(
+            s.config.host.window.enabled,
+            matches!(name, "hpcc" | "dctcp"),
+            "{name}"
+        );
+    }
+    let unknown = format!("{BASE}\n[host.cc]\nalgorithm = \"reno\"\n");
+    check(
+        &unknown,
+        "host.cc.algorithm",
+        "unknown algorithm `reno`",
+        "\"reno\"",
+    );
+    let eta0 = format!("{BASE}\n[host.cc]\nalgorithm = \"hpcc\"\ntarget_utilization = 0\n");
+    check(&eta0, "host.cc.target_utilization", "(0, 1]", "0");
+    let multi0 = format!("{BASE}\n[host.cc]\nalgorithm = \"hpcc\"\nint_multi = 0\n");
+    check(&multi0, "host.cc.int_multi", "", "0");
+    let ai0 = format!("{BASE}\n[host.cc]\nalgorithm = \"dctcp\"\nrate_ai = \"0Gbps\"\n");
+    check(&ai0, "host.cc.rate_ai", "", "\"0Gbps\"");
+    let g0 = format!("{BASE}\n[host.cc]\nalgorithm = \"dctcp\"\ng = 0.0\n");
+    check(&g0, "host.cc.g", "(0, 1]", "0.0");
+    let thresholds = format!(
+        "{BASE}\n[host.cc]\nalgorithm = \"timely\"\nt_low = \"100us\"\nt_high = \"50us\"\n"
+    );
+    check(&thresholds, "host.cc.t_high", "below t_low", "\"50us\"");
+    let foreign = format!("{BASE}\n[host.cc]\nalgorithm = \"timely\"\nrp_timer = \"1us\"\n");
+    check(
+        &foreign,
+        "host.cc.rp_timer",
+        "unknown key `rp_timer` for algorithm = \"timely\"",
+        "rp_timer",
+    );
+    let window = format!("{BASE}\n[host.window]\nenabled = \"yes\"\n");
+    check(&window, "host.window.enabled", "", "\"yes\"");
+}
