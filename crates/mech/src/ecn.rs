@@ -1,4 +1,7 @@
-//! RED-style ECN marking of egress queues (DCQCN's congestion point).
+//! ECN marks, and RED-style ECN marking of egress queues (DCQCN's congestion point).
+//!
+//! A packet's [`Mark`] only goes up (`None` < `Ue` < `Ce`): a port that would mark less
+//! than a packet already carries leaves the packet's mark as it is.
 //!
 //! A packet leaving a queue of `q` bytes is marked with probability 0 below `kmin`,
 //! `pmax × (q − kmin) / (kmax − kmin)` between the thresholds, and 1 at or above `kmax`.
@@ -7,6 +10,35 @@
 
 use crate::units::Rate;
 use serde::Serialize;
+
+/// A packet's congestion mark, as the ECN bits carry it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Mark {
+    /// Not marked.
+    #[default]
+    None,
+    /// Undetermined (ternary congestion detection): passed a queue that flow control
+    /// turned ON and OFF. ECT(0), `0b10`, in the TCD authors' code.
+    Ue,
+    /// Congestion Experienced, `0b11`.
+    Ce,
+}
+
+impl Mark {
+    /// The ECN codepoint of the mark (`None`: ECT(1), `0b01`, an ECN-capable packet).
+    pub fn codepoint(self) -> u8 {
+        match self {
+            Mark::None => 0b01,
+            Mark::Ue => 0b10,
+            Mark::Ce => 0b11,
+        }
+    }
+
+    /// The mark after a port adds `other`: the stronger of the two (nothing downgrades CE).
+    pub fn upgrade(self, other: Mark) -> Mark {
+        self.max(other)
+    }
+}
 
 /// Marking thresholds of one egress queue.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -68,6 +100,16 @@ mod tests {
         assert!(r.should_mark(200, 0.999));
         assert!(!r.should_mark(150, 0.1));
         assert!(r.should_mark(150, 0.05));
+    }
+
+    #[test]
+    fn marks_only_go_up() {
+        assert_eq!(Mark::None.upgrade(Mark::Ue), Mark::Ue);
+        assert_eq!(Mark::Ue.upgrade(Mark::Ce), Mark::Ce);
+        assert_eq!(Mark::Ce.upgrade(Mark::Ue), Mark::Ce);
+        assert_eq!(Mark::Ce.upgrade(Mark::None), Mark::Ce);
+        assert_eq!(Mark::Ue.upgrade(Mark::None), Mark::Ue);
+        assert_eq!((Mark::Ue.codepoint(), Mark::Ce.codepoint()), (0b10, 0b11));
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! - [`pfc`]: IEEE 802.1Qbb priority flow control: the PAUSE generator of a congested
 //!   ingress queue and the pause timers of a paused transmitter.
 //! - [`pfcwd`]: the PFC watchdog: queues paused too long stop honouring PAUSE for a while.
-//! - [`ecn`]: RED-style ECN marking of egress queues.
+//! - [`ecn`]: packet marks (none, UE, CE) and RED-style ECN marking of egress queues.
+//! - [`tcd`]: ternary congestion detection: an egress queue's non-congestion, congestion
+//!   and undetermined states, the paper's detector and the authors' released one.
 //! - [`int`]: in-band network telemetry hop records (what HPCC's switches append).
 //! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, or none) fed by one
 //!   feedback type, and the receivers' notification points.
@@ -23,6 +25,7 @@ pub mod ecn;
 pub mod int;
 pub mod pfc;
 pub mod pfcwd;
+pub mod tcd;
 pub mod units;
 
 /// Number of priorities (traffic classes) on a port.
