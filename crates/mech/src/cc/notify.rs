@@ -15,6 +15,7 @@
 //! Invariants: two CNPs of one flow are at least `interval` apart; a receiver never
 //! reports a mark it did not see; nothing allocates.
 
+use crate::ecn::Mark;
 use crate::units::Time;
 
 /// One flow's notification point (its receiver's congestion-control half).
@@ -51,8 +52,10 @@ impl NotificationPoint {
         }
     }
 
-    /// A data packet of the flow arrived at `now`, marked Congestion Experienced if `ce`.
-    pub fn on_data(&mut self, now: Time, ce: bool) -> Reply {
+    /// A data packet of the flow arrived at `now` with `mark` (a UE mark alone is not
+    /// reported yet: the senders' hold on UE comes with ternary congestion detection).
+    pub fn on_data(&mut self, now: Time, mark: Mark) -> Reply {
+        let ce = mark == Mark::Ce;
         match self {
             NotificationPoint::None => Reply::default(),
             NotificationPoint::Cnp { interval, last } => {
@@ -80,36 +83,39 @@ mod tests {
     #[test]
     fn no_notification_point_sends_nothing() {
         let mut np = NotificationPoint::None;
-        assert_eq!(np.on_data(Time::ZERO, true), Reply::default());
+        assert_eq!(np.on_data(Time::ZERO, Mark::Ce), Reply::default());
     }
 
     #[test]
     fn cnps_are_paced_per_interval() {
         let mut np = NotificationPoint::cnp(Time::from_us(50));
-        assert!(!np.on_data(Time::from_us(1), false).cnp, "unmarked: no CNP");
         assert!(
-            np.on_data(Time::from_us(2), true).cnp,
+            !np.on_data(Time::from_us(1), Mark::None).cnp,
+            "unmarked: no CNP"
+        );
+        assert!(
+            np.on_data(Time::from_us(2), Mark::Ce).cnp,
             "first mark: at once"
         );
         assert!(
-            !np.on_data(Time::from_us(30), true).cnp,
+            !np.on_data(Time::from_us(30), Mark::Ce).cnp,
             "within the interval"
         );
         assert!(
-            !np.on_data(Time::from_us(51), true).cnp,
+            !np.on_data(Time::from_us(51), Mark::Ce).cnp,
             "49 us after the last"
         );
         assert!(
-            np.on_data(Time::from_us(52), true).cnp,
+            np.on_data(Time::from_us(52), Mark::Ce).cnp,
             "a whole interval after"
         );
-        assert!(!np.on_data(Time::from_us(200), false).cnp);
+        assert!(!np.on_data(Time::from_us(200), Mark::None).cnp);
     }
 
     #[test]
     fn cnp_point_never_echoes() {
         let mut np = NotificationPoint::cnp(Time::ZERO);
-        let r = np.on_data(Time::ZERO, true);
+        let r = np.on_data(Time::ZERO, Mark::Ce);
         assert!(r.cnp && !r.ecn_echo);
     }
 
@@ -117,12 +123,12 @@ mod tests {
     fn echo_returns_each_mark_on_its_ack() {
         let mut np = NotificationPoint::Echo;
         assert_eq!(
-            np.on_data(Time::ZERO, true),
+            np.on_data(Time::ZERO, Mark::Ce),
             Reply {
                 cnp: false,
                 ecn_echo: true
             }
         );
-        assert_eq!(np.on_data(Time::from_ns(1), false), Reply::default());
+        assert_eq!(np.on_data(Time::from_ns(1), Mark::None), Reply::default());
     }
 }

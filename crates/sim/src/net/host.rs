@@ -23,6 +23,7 @@ use crate::workload::FlowSpec;
 /// at least these plus the stack, as in the ns-3 HPCC simulator.
 const ACK_HEADER_BYTES: u64 = 46;
 use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint, Window};
+use headroom_mech::ecn::Mark;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::{Rate, Time};
 
@@ -388,7 +389,9 @@ impl Simulation {
         pk.prio = hc.ack_prio;
         pk.flow = f;
         pk.seq = seq;
-        pk.ce = ecn_echo;
+        if ecn_echo {
+            pk.mark = Mark::Ce;
+        }
         pk.size = if kind == Kind::Cnp {
             hc.cnp_bytes
         } else {
@@ -526,7 +529,7 @@ impl Simulation {
         let now = self.now;
         let ack_interval = self.cfg.host.ack_interval.max(1);
         let fl = &mut self.flows[f as usize];
-        let notify = fl.np.on_data(now, pk.ce);
+        let notify = fl.np.on_data(now, pk.mark);
         let mut reply = None;
         if pk.seq == fl.rcv_nxt {
             let before = fl.rcv_nxt;
@@ -615,7 +618,7 @@ impl Simulation {
             acked: seq,
             snd_nxt: fl.snd_nxt,
             rtt,
-            ecn_echo: pk.ce,
+            ecn_echo: pk.mark == Mark::Ce,
             int,
         };
         fl.cc.on_feedback(now, &Feedback::Ack(ack));

@@ -22,6 +22,7 @@
 mod deadlock;
 mod footprint;
 pub mod host;
+mod marking;
 pub mod packet;
 pub mod parallel;
 pub mod port;

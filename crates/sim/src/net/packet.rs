@@ -9,6 +9,7 @@
 //! keeps an [`IntStack`] per slot beside the packets, emptied whenever the slot is reused.
 
 use headroom_mech::buffer::{Placement, Region};
+use headroom_mech::ecn::Mark;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
 
@@ -38,8 +39,8 @@ pub struct Packet {
     pub kind: Kind,
     /// Priority (traffic class).
     pub prio: u8,
-    /// ECN Congestion Experienced.
-    pub ce: bool,
+    /// Congestion mark (ECN): data on the way, echoed on ACKs.
+    pub mark: Mark,
     /// Local ingress port at the switch currently holding it.
     pub in_port: u16,
     /// Flow it belongs to (unused for PFC).
@@ -70,7 +71,7 @@ impl Packet {
         Packet {
             kind,
             prio: 0,
-            ce: false,
+            mark: Mark::None,
             in_port: 0,
             flow: 0,
             size: 0,

@@ -336,7 +336,6 @@ impl Simulation {
         if eq.fifo.is_empty() {
             p.nonempty &= !(1 << q);
         }
-        let red_class = usize::from(p.red_class);
         let local = p.local;
         if let Some(multi) = self.int_multi {
             if self.arena.get(pkt).kind == Kind::Data {
@@ -348,15 +347,8 @@ impl Simulation {
                 }
             }
         }
-        let dequeue_marking = self.cfg.switch.ecn.point == EcnPoint::Dequeue;
-        let pk = self.arena.get_mut(pkt);
-        if dequeue_marking && pk.kind == Kind::Data {
-            if let Some(red) = &self.red[red_class][q] {
-                if super::switch::ecn_mark(red, qlen, &mut self.switches[s as usize].rng_ecn) {
-                    pk.ce = true;
-                }
-            }
-        }
+        self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
+        let pk = self.arena.get(pkt);
         let (in_port, prio, placement) = (pk.in_port, pk.prio, pk.placement);
         self.switch_release(s, in_port, prio, local, placement);
         Some(pkt)

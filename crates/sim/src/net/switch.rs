@@ -12,7 +12,6 @@
 //! Invariant: the cells the MMU counts as resident equal the cells of the packets sitting in
 //! this switch's egress queues (checked by `Simulation::check_invariants`).
 
-use super::packet::Kind;
 use super::Simulation;
 use crate::config::EcnPoint;
 use crate::results::{LosslessDrop, PgPeaks, StopReason, SwitchStats};
@@ -237,17 +236,6 @@ impl Switch {
     }
 }
 
-/// RED marking decision for a queue of `qlen` bytes; draws a random number only when the
-/// probability is strictly between 0 and 1.
-pub(super) fn ecn_mark(
-    red: &headroom_mech::ecn::RedConfig,
-    qlen: u64,
-    rng: &mut rand_pcg::Pcg64,
-) -> bool {
-    let p = red.probability(qlen);
-    p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
-}
-
 impl Simulation {
     /// A non-PFC frame arrived at global port `port` of switch `s`.
     pub(super) fn switch_receive(&mut self, s: u32, port: u32, pkt: u32) {
@@ -304,20 +292,12 @@ impl Simulation {
             }
             Ok(placement) => {
                 let q = usize::from(pk.prio);
-                let p = &mut self.ports[out as usize];
-                let mark = self.cfg.switch.ecn.point == EcnPoint::Enqueue
-                    && pk.kind == Kind::Data
-                    && self.red[usize::from(p.red_class)][q].is_some_and(|r| {
-                        let qlen = u64::from(p.queues[q].bytes);
-                        r.should_mark(
-                            qlen,
-                            rand::Rng::gen::<f64>(&mut self.switches[s as usize].rng_ecn),
-                        )
-                    });
+                let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
+                self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
-                pm.ce |= mark;
+                let p = &mut self.ports[out as usize];
                 let eq = &mut p.queues[q];
                 eq.fifo.push_back(&mut self.arena, pkt);
                 eq.bytes += pk.size;
