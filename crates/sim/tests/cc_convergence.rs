@@ -65,18 +65,11 @@ fn scenario(n: u32, cc: &CcConfig) -> SimConfig {
     let mut cfg = SimConfig::new(Topology { nodes, links }, flows);
     cfg.host.cc = cc.clone();
     cfg.record.sample_interval = Some(SAMPLE);
-    match cc {
-        CcConfig::Hpcc(_) | CcConfig::Dctcp(_) => {
-            cfg.host.window = WindowConfig {
-                enabled: true,
-                variable: true,
-                global: true,
-            };
-            // Echoes need marks from the receiver's side: every ACK is echoed per packet.
-            cfg.host.ack_prio = PRIO;
-            cfg.host.ack_pause_class = PRIO;
-        }
-        _ => {}
+    cfg.host.window = WindowConfig::for_algorithm(cc);
+    if matches!(cc, CcConfig::Hpcc(_) | CcConfig::Dctcp(_)) {
+        // ACKs in the data class, as the ns-3 HPCC simulator's switches queue them.
+        cfg.host.ack_prio = PRIO;
+        cfg.host.ack_pause_class = PRIO;
     }
     if let CcConfig::Dctcp(_) = cc {
         let step = RedConfig {

@@ -249,13 +249,7 @@ fn case(seed: u64) -> Case {
     cfg.stop_time = Some(STOP);
     cfg.host.mtu_payload = mtu_payload;
     cfg.host.cc = cc.clone();
-    if matches!(cc, CcConfig::Hpcc(_) | CcConfig::Dctcp(_)) {
-        cfg.host.window = WindowConfig {
-            enabled: true,
-            variable: true,
-            global: true,
-        };
-    }
+    cfg.host.window = WindowConfig::for_algorithm(&cc);
     cfg.host.rto = RTO;
     cfg.switch.cell_bytes = cell;
     cfg.switch.lossless = lossless;
