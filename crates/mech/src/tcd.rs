@@ -397,4 +397,34 @@ mod tests {
         assert_eq!(d.state(), QueueState::Checking);
         assert_eq!(d.on_departure(us(221), 41_400, true), Mark::Ce);
     }
+
+    proptest::proptest! {
+        /// A queue that flow control never paused never leaves {non-congestion,
+        /// congestion} and never marks UE, under either detector.
+        #[test]
+        fn a_queue_never_paused_is_never_undetermined(
+            steps in proptest::collection::vec((0u64..200_000, 0u64..300_000, proptest::bool::ANY), 1..200),
+            max_t_on_ns in 1u64..100_000,
+        ) {
+            let mut detectors = [
+                TcdDetector::paper(TcdConfig { max_t_on: Time::from_ns(max_t_on_ns), threshold: 100_000 }),
+                TcdDetector::released(ReleasedConfig::default()),
+            ];
+            let mut now = Time::ZERO;
+            for (gap_ns, queue, red) in steps {
+                now += Time::from_ns(gap_ns);
+                for d in &mut detectors {
+                    let mark = d.on_departure(now, queue, red);
+                    proptest::prop_assert_ne!(mark, Mark::Ue);
+                    proptest::prop_assert!(matches!(
+                        d.state(),
+                        QueueState::NonCongestion | QueueState::Congestion
+                    ));
+                    if !red {
+                        proptest::prop_assert_eq!(mark, Mark::None, "CE only where RED marks");
+                    }
+                }
+            }
+        }
+    }
 }
