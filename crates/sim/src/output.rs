@@ -152,7 +152,7 @@ pub struct ConfigSummary {
     pub switch_buffer_bytes: u64,
     /// Lossless priorities, ascending.
     pub lossless_priorities: Vec<u8>,
-    /// Congestion control: `"none"` or `"dcqcn"`.
+    /// Congestion control: [`crate::config::CcConfig::name`].
     pub congestion_control: String,
     /// Headroom scheme of the switches: `"sih"`, `"shp"` or `"dsh"`.
     pub headroom_scheme: String,
