@@ -182,6 +182,13 @@ pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
     Ok(r)
 }
 
+/// The `--cc` algorithm called `name`, with its defaults for packets of `payload` bytes.
+fn cc_named(name: &str, payload: u64) -> Result<CcConfig> {
+    CcConfig::named(name, payload).ok_or_else(|| {
+        miette!("--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc or none)")
+    })
+}
+
 /// The configuration of `base` with congestion-control algorithm `name`: the scenario's
 /// own parameters when it already runs it, else the algorithm's defaults and window.
 fn with_cc(base: &SimConfig, name: &str) -> Result<SimConfig> {
@@ -189,9 +196,7 @@ fn with_cc(base: &SimConfig, name: &str) -> Result<SimConfig> {
     if base.host.cc.name() == name {
         return Ok(cfg);
     }
-    cfg.host.cc = CcConfig::named(name, base.host.mtu_payload).ok_or_else(|| {
-        miette!("--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc or none)")
-    })?;
+    cfg.host.cc = cc_named(name, base.host.mtu_payload)?;
     cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
     Ok(cfg)
 }
@@ -225,11 +230,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let by_cc = !a.cc.is_empty();
     if by_cc {
         for (i, c) in a.cc.iter().enumerate() {
-            if CcConfig::named(c, 1000).is_none() {
-                return Err(miette!(
-                    "--cc: unknown algorithm `{c}` (expected dcqcn, dctcp, timely, hpcc or none)"
-                ));
-            }
+            cc_named(c, 1)?;
             if a.cc[..i].contains(c) {
                 return Err(miette!("--cc: `{c}` is listed twice"));
             }

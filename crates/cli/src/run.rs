@@ -90,11 +90,7 @@ fn sample_bytes(cfg: &SimConfig) -> Option<u64> {
         .or_else(|| cfg.flows.iter().map(|f| f.start).max())?;
     let samples = horizon.as_ps() / iv.as_ps() + 1;
     let topo = &cfg.topology;
-    let hosts = topo
-        .nodes
-        .iter()
-        .filter(|&&k| k == headroom_sim::topology::NodeKind::Host)
-        .count() as u64;
+    let hosts = topo.hosts().len() as u64;
     let switch_ports = (topo.links.len() as u64 * 2).saturating_sub(hosts);
     let switches = topo.nodes.len() as u64 - hosts;
     let rows = switches + switch_ports * 8 + cfg.flows.len() as u64;

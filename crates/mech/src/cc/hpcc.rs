@@ -87,7 +87,9 @@ pub struct Hpcc {
 
 impl Hpcc {
     /// A sender at `line_rate` whose base round trip is `base_rtt` and base window
-    /// `window` bytes (both at least 1).
+    /// `window` bytes (both taken as at least 1). A target utilization above 1 is taken as
+    /// 1 and one that is not positive as the default 0.95 (the scenario and config parsers
+    /// refuse both); `int_multi` 0 as 1.
     pub fn new(cfg: HpccConfig, line_rate: Rate, base_rtt: Time, window: u64) -> Hpcc {
         let line = line_rate.as_f64();
         let eta = if cfg.target_utilization > 0.0 {

@@ -18,14 +18,14 @@ use super::Simulation;
 use crate::engine::Event;
 use crate::results::StopReason;
 use crate::workload::FlowSpec;
-
-/// Bytes of an ACK's headers (Ethernet 14, IPv4 20, ACK 12): with an INT stack, an ACK is
-/// at least these plus the stack, as in the ns-3 HPCC simulator.
-const ACK_HEADER_BYTES: u64 = 46;
 use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint, Window};
 use headroom_mech::ecn::Mark;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::{Rate, Time};
+
+/// Bytes of an ACK's headers (Ethernet 14, IPv4 20, ACK 12): with an INT stack, an ACK is
+/// at least these plus the stack, as in the ns-3 HPCC simulator.
+const ACK_HEADER_BYTES: u64 = 46;
 
 /// One host's NIC.
 #[derive(Debug)]

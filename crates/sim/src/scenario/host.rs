@@ -317,11 +317,7 @@ fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {
         };
     }
     if let Some(x) = t.get(cx, "g") {
-        let g = x.float(cx)?;
-        if !(0.0..=1.0).contains(&g) {
-            return Err(x.err(cx, format!("must be in [0, 1], found {g}")));
-        }
-        d.g = g;
+        d.g = fraction(cx, &x, true)?;
     }
     if let Some(x) = t.get(cx, "alpha_resume_interval") {
         d.alpha_resume_interval = x.time(cx)?;
@@ -352,11 +348,7 @@ fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {
         d.clamp_target_rate = x.boolean(cx)?;
     }
     if let Some(x) = t.get(cx, "rate_on_first_cnp") {
-        let r = x.float(cx)?;
-        if !(r > 0.0 && r <= 1.0) {
-            return Err(x.err(cx, format!("must be in (0, 1], found {r}")));
-        }
-        d.rate_on_first_cnp = r;
+        d.rate_on_first_cnp = fraction(cx, &x, false)?;
     }
     Ok(d)
 }
