@@ -239,6 +239,18 @@ pub(crate) fn build(
 }
 
 /// Runs `headroom run`.
+/// Prints the max(T_on) values the paper's TCD detector uses, with how many queues use each.
+pub(crate) fn print_max_t_on(values: &[(Time, usize)]) {
+    if values.is_empty() {
+        return;
+    }
+    let list: Vec<String> = values
+        .iter()
+        .map(|(t, n)| format!("{t} on {n} queue{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    errln!("note: TCD max(T_on): {}", list.join(", "));
+}
+
 pub fn run(a: RunArgs) -> Result<ExitCode> {
     let mut p = prepare(&a)?;
     if let Some(seed) = a.seed {
@@ -270,6 +282,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     }
     let mut sim = build(&p.name, p.config, a.threads, a.quiet)?;
     crate::outdir::prepare(&out)?;
+    if !a.quiet {
+        print_max_t_on(&sim.max_t_on());
+    }
     if a.threads.is_some_and(|t| t > 1) && sim.parts() == 1 && !a.quiet {
         errln!(
             "note: runs on one thread (a run that fails on its first lossless drop, a network \

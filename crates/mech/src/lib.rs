@@ -15,12 +15,15 @@
 //! - [`ecn`]: packet marks (none, UE, CE) and RED-style ECN marking of egress queues.
 //! - [`tcd`]: ternary congestion detection: an egress queue's non-congestion, congestion
 //!   and undetermined states, the paper's detector and the authors' released one.
+//! - [`congestion_point`]: one egress queue's marking decision (RED or TCD) fed by its
+//!   flow-control history, with what it decided over the run.
 //! - [`int`]: in-band network telemetry hop records (what HPCC's switches append).
 //! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, or none) fed by one
 //!   feedback type, and the receivers' notification points.
 
 pub mod buffer;
 pub mod cc;
+pub mod congestion_point;
 pub mod ecn;
 pub mod int;
 pub mod pfc;

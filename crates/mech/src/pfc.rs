@@ -218,6 +218,19 @@ impl PauseTimers {
             .min()
     }
 
+    /// The latest pause of `prio` (by its class's timer or the port's) that has begun by
+    /// `now`: its start and its end (after `now` while it runs); `None` if none has. A
+    /// RESUME that arrives before a pause begins leaves no pause. Only the latest episode
+    /// is kept: a frame that starts a new one replaces the record of one that ended, so a
+    /// reader that must see every episode reads before each frame is applied.
+    pub fn last_pause(&self, now: Time, prio: u8) -> Option<(Time, Time)> {
+        [usize::from(prio), PORT]
+            .into_iter()
+            .filter(|&p| self.from[p] < self.until[p] && self.from[p] <= now)
+            .map(|p| (self.from[p], self.until[p]))
+            .max_by_key(|&(from, until)| (until, from))
+    }
+
     /// Whether a port-level PAUSE (every class) is in force at `now`.
     pub fn port_paused(&self, now: Time) -> bool {
         self.timer_running(now, PORT)
@@ -346,6 +359,38 @@ mod tests {
         t.on_port_frame(Time(q.0 + 60), 100, R, z);
         assert_eq!(t.paused_since(Time(q.0 + 70), 5), Some(Time(q.0 + 60)));
         assert_eq!(t.paused_since(Time(q.0 + 70), 3), Some(Time(q.0 + 40)));
+    }
+
+    #[test]
+    fn last_pause_reports_the_latest_episode_of_class_or_port() {
+        let mut t = PauseTimers::default();
+        let resp = Time::from_ns(100);
+        assert_eq!(t.last_pause(Time::from_us(1), 3), None);
+        t.on_frame(Time::ZERO, 3, 100, R, resp);
+        let end = resp + quanta_time(R, 100);
+        // Not begun within the response time; running after it; ended after the timer.
+        assert_eq!(t.last_pause(Time::from_ns(50), 3), None);
+        assert_eq!(t.last_pause(Time::from_ns(200), 3), Some((resp, end)));
+        assert_eq!(t.last_pause(end, 3), Some((resp, end)));
+        assert_eq!(t.last_pause(end, 2), None, "other classes");
+        // A PAUSE revoked by a RESUME before it begins leaves no pause (and the next frame
+        // replaces the record of the ended one: read it before each frame).
+        let at = Time::from_us(10);
+        t.on_frame(at, 3, 100, R, resp);
+        t.on_frame(at + Time::from_ns(10), 3, 0, R, resp);
+        assert_eq!(t.last_pause(Time::from_us(11), 3), None);
+        // A RESUME while paused ends the episode at its arrival.
+        let at = Time::from_us(20);
+        t.on_frame(at, 3, 100, R, resp);
+        t.on_frame(at + Time::from_ns(150), 3, 0, R, resp);
+        let ep = Some((at + resp, at + Time::from_ns(150)));
+        assert_eq!(t.last_pause(Time::from_us(21), 3), ep);
+        // A port-level pause pauses every class.
+        t.on_port_frame(Time::from_us(30), 100, R, Time::ZERO);
+        assert_eq!(
+            t.last_pause(Time::from_us(30), 5).map(|e| e.0),
+            Some(Time::from_us(30))
+        );
     }
 
     #[test]

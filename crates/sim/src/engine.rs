@@ -58,6 +58,11 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
+    /// The flow's receiver looks at the marks it saw (a polling notification point).
+    CnpPoll {
+        /// Flow index.
+        flow: u32,
+    },
     /// The flow's retransmission timer may be due.
     Rto {
         /// Flow index.

@@ -68,7 +68,9 @@ use crate::config::{
 use crate::topology::{NodeKind, Topology};
 use headroom_mech::buffer::mmu::Reservation;
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::{DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig};
+use headroom_mech::cc::{
+    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig, UeReaction,
+};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{parse_rate, Rate, Time};
@@ -644,6 +646,8 @@ fn dcqcn(c: &Conf) -> Result<DcqcnConfig, HpccConfigError> {
         min_rate: rate("MIN_RATE", Some(Rate::from_mbps(100)))?,
         clamp_target_rate: c.flag("CLAMP_TARGET_RATE")?.unwrap_or(false),
         rate_on_first_cnp: 1.0,
+        // Its switches never mark UE.
+        on_ue: UeReaction::Hold,
     })
 }
 

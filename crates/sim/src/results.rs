@@ -4,6 +4,8 @@
 //! Collections are vectors in a deterministic order (by flow id, by node then port) or
 //! ordered maps, so outputs are byte-identical for the same scenario and seed.
 
+use headroom_mech::congestion_point::MarkTotals;
+use headroom_mech::tcd::QueueState;
 use headroom_mech::units::Time;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -207,6 +209,47 @@ pub struct QueueSample {
     pub bytes: u64,
 }
 
+/// What one switch egress queue decided about marks in one sample interval (a row of
+/// `marks.csv`); only queues that sent data in the interval have one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MarkSample {
+    /// End of the interval.
+    pub time: Time,
+    /// Switch node.
+    pub node: u32,
+    /// Local port.
+    pub port: u16,
+    /// The node at the other end of the port.
+    pub peer: u32,
+    /// Queue (priority).
+    pub queue: u8,
+    /// Data packets that left the queue in the interval.
+    pub departures: u64,
+    /// Of them, packets this queue decided to mark CE.
+    pub ce_marked: u64,
+    /// Of them, packets this queue decided to mark UE.
+    pub ue_marked: u64,
+    /// The queue's state at the end of the interval.
+    pub state: QueueState,
+}
+
+/// What one switch egress queue that marks decided over the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueMarking {
+    /// Switch node.
+    pub node: u32,
+    /// Local port.
+    pub port: u16,
+    /// The node at the other end of the port.
+    pub peer: u32,
+    /// Queue (priority).
+    pub queue: u8,
+    /// max(T_on) of the paper's TCD detector on this queue (`None` for other detectors).
+    pub max_t_on: Option<Time>,
+    /// Counts and time in each state, to the end of the run.
+    pub totals: MarkTotals,
+}
+
 /// A sample of one switch's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct BufferSample {
@@ -290,6 +333,8 @@ impl RunResults {
         self.lossless_drops.sort_by_key(|r| (r.time, r.node));
         self.queue_samples.sort_by_key(|r| (r.time, r.node));
         self.buffer_samples.sort_by_key(|r| (r.time, r.node));
+        self.mark_samples.sort_by_key(|r| (r.time, r.node));
+        self.marking.sort_by_key(|m| (m.node, m.port, m.queue));
         let flows = &self.flows;
         self.rate_samples
             .sort_by_key(|r| (r.time, flows.get(r.flow as usize).map_or(0, |f| f.src)));
@@ -363,4 +408,8 @@ pub struct RunResults {
     pub deadlock: Option<crate::net::Deadlock>,
     /// What the PFC watchdogs did (all zero when they are off).
     pub watchdog: WatchdogCounts,
+    /// Per switch egress queue that marks and sent data, by node, local port and queue.
+    pub marking: Vec<QueueMarking>,
+    /// Marking decisions per sample interval.
+    pub mark_samples: Vec<MarkSample>,
 }

@@ -50,6 +50,7 @@
 //! Rates are kept as `f64` bits per second for the arithmetic, like the reference; the
 //! [`Rate`] accessors round to the nearest bit per second and clamp to the bounds above.
 
+use super::UeReaction;
 use crate::units::{Rate, Time};
 
 /// Which DCQCN reaction-point algorithm a [`Dcqcn`] runs.
@@ -124,6 +125,9 @@ pub struct DcqcnConfig {
     /// 1.0 = no extra cut. Default 1.0 (`rdma-hw.cc` attribute `RateOnFirstCnp`, which
     /// `run.py` does not override). Unused by the Paper variant.
     pub rate_on_first_cnp: f64,
+    /// What a CNP reporting only UE marks does (ternary congestion detection). Default
+    /// [`UeReaction::Hold`] (no switch marks UE unless TCD runs).
+    pub on_ue: UeReaction,
 }
 
 impl Default for DcqcnConfig {
@@ -141,6 +145,7 @@ impl Default for DcqcnConfig {
             min_rate: Rate::from_mbps(1000),
             clamp_target_rate: false,
             rate_on_first_cnp: 1.0,
+            on_ue: UeReaction::Hold,
         }
     }
 }
@@ -173,6 +178,7 @@ impl DcqcnConfig {
             min_rate: Rate::from_mbps(100),
             clamp_target_rate: true,
             rate_on_first_cnp: 1.0,
+            on_ue: UeReaction::Hold,
         }
     }
 }
@@ -286,11 +292,43 @@ impl Dcqcn {
     }
 
     /// Feedback about the flow arrived at `now`: a CNP reporting Congestion Experienced is
-    /// [`Self::on_cnp`]; DCQCN learns nothing from ACKs or from a CNP without CE.
+    /// [`Self::on_cnp`]; one reporting only UE is [`Self::on_ue`] (unless the configuration
+    /// ignores UE); DCQCN learns nothing from ACKs.
     #[inline]
     pub fn on_feedback(&mut self, now: Time, feedback: &super::Feedback) {
-        if let super::Feedback::Cnp { ce: true, .. } = feedback {
-            self.on_cnp(now);
+        match feedback {
+            super::Feedback::Cnp { ce: true, .. } => self.on_cnp(now),
+            super::Feedback::Cnp { ue: true, .. } if self.cfg.on_ue != UeReaction::Ignore => {
+                self.on_ue(now)
+            }
+            _ => {}
+        }
+    }
+
+    /// A CNP reporting only UE marks arrived at `now`: the flow's queues were paused, none
+    /// was a root of congestion. Timers due at or before `now` run first. Then the rate
+    /// holds: the target rate becomes the current rate, the increase stages (and, Paper,
+    /// the byte counter) restart, the rate-increase timer restarts from `now`; no cut and
+    /// no alpha update. With [`UeReaction::HoldRestartAlpha`] the alpha timer restarts
+    /// from `now` too. Before the first CNP the flow is at line rate with nothing to hold,
+    /// and nothing changes.
+    pub fn on_ue(&mut self, now: Time) {
+        self.handle_timeout(now);
+        if !self.started {
+            return;
+        }
+        self.rt = self.rc;
+        match self.cfg.variant {
+            DcqcnVariant::Paper => {
+                self.t_count = 0;
+                self.bc_count = 0;
+                self.bytes_acc = 0;
+            }
+            DcqcnVariant::Mellanox => self.stage = 0,
+        }
+        self.increase_deadline = arm(now, self.cfg.rp_timer);
+        if self.cfg.on_ue == UeReaction::HoldRestartAlpha {
+            self.alpha_deadline = arm(now, self.cfg.alpha_resume_interval);
         }
     }
 
@@ -628,6 +666,7 @@ fn clamp_unit(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Feedback;
     use super::*;
     use proptest::prelude::*;
 
@@ -1119,6 +1158,80 @@ mod tests {
     }
 
     #[test]
+    fn ue_only_cnp_holds_the_rate_without_cut_or_alpha_update() {
+        for cfg in [DcqcnConfig::default(), paper()] {
+            let mut d = Dcqcn::new(cfg.clone(), LINE);
+            // Before any CE: at line rate, nothing to hold.
+            d.on_feedback(
+                us(1),
+                &Feedback::Cnp {
+                    ce: false,
+                    ue: true,
+                },
+            );
+            assert_eq!((d.rate(), d.poll_timeout()), (LINE, None));
+            d.on_cnp(us(10));
+            // Let some recovery happen, then a UE-only CNP.
+            let t = us(10) + cfg.rp_timer + cfg.rp_timer + Time(1);
+            d.handle_timeout(t);
+            let (rc, alpha, alpha_at) = (d.rc, d.alpha, d.alpha_deadline);
+            assert!(d.rt > d.rc, "recovering towards a higher target");
+            d.on_feedback(
+                t,
+                &Feedback::Cnp {
+                    ce: false,
+                    ue: true,
+                },
+            );
+            assert_eq!(d.rc, rc, "no cut");
+            assert_eq!(d.rt, rc, "target = current rate");
+            assert_eq!(d.alpha, alpha, "no alpha update");
+            assert_eq!((d.stage, d.t_count, d.bc_count, d.bytes_acc), (0, 0, 0, 0));
+            assert_eq!(d.increase_deadline, Some(t + cfg.rp_timer));
+            assert_eq!(d.alpha_deadline, alpha_at, "Hold leaves the alpha timer");
+            // CE and UE together: a normal cut.
+            d.on_feedback(t, &Feedback::Cnp { ce: true, ue: true });
+            if cfg.variant == DcqcnVariant::Paper {
+                assert!(d.rc < rc);
+            } else {
+                assert!(d.decrease_cnp);
+            }
+        }
+    }
+
+    #[test]
+    fn ue_reactions_restart_the_alpha_timer_or_are_ignored() {
+        let mut released = Dcqcn::new(
+            DcqcnConfig {
+                on_ue: UeReaction::HoldRestartAlpha,
+                ..paper()
+            },
+            LINE,
+        );
+        released.on_cnp(Time::ZERO);
+        released.on_ue(us(30));
+        assert_eq!(released.alpha_deadline, Some(us(30 + 55)));
+        let ignore = DcqcnConfig {
+            on_ue: UeReaction::Ignore,
+            ..paper()
+        };
+        let mut a = Dcqcn::new(ignore.clone(), LINE);
+        let mut b = Dcqcn::new(ignore, LINE);
+        a.on_cnp(Time::ZERO);
+        b.on_cnp(Time::ZERO);
+        a.on_feedback(
+            us(80),
+            &Feedback::Cnp {
+                ce: false,
+                ue: true,
+            },
+        );
+        a.handle_timeout(us(200));
+        b.handle_timeout(us(200));
+        assert_eq!(a, b);
+    }
+
+    #[test]
     fn late_handling_matches_on_time_handling() {
         for cfg in [DcqcnConfig::default(), mlx(5), paper()] {
             let mut on_time = Dcqcn::new(cfg.clone(), LINE);
@@ -1177,6 +1290,7 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Cnp(u64),
+        Ue(u64),
         Bytes(u64, u64),
         Timeout(u64),
     }
@@ -1184,6 +1298,7 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             (0u64..200_000_000).prop_map(Op::Cnp),
+            (0u64..200_000_000).prop_map(Op::Ue),
             (0u64..50_000_000, 0u64..20_000_000).prop_map(|(dt, b)| Op::Bytes(dt, b)),
             (0u64..2_000_000_000).prop_map(Op::Timeout),
         ]
@@ -1233,6 +1348,10 @@ mod tests {
                         now += Time::from_ps(dt);
                         d.on_cnp(now);
                     }
+                    Op::Ue(dt) => {
+                        now += Time::from_ps(dt);
+                        d.on_ue(now);
+                    }
                     Op::Bytes(dt, b) => {
                         now += Time::from_ps(dt);
                         d.on_bytes_sent(now, b);
@@ -1262,7 +1381,7 @@ mod tests {
             let mut now = Time::ZERO;
             for o in ops {
                 let (dt, input) = match o {
-                    Op::Cnp(dt) => (dt, Some(None)),
+                    Op::Cnp(dt) | Op::Ue(dt) => (dt, Some(None)),
                     Op::Bytes(dt, b) => (dt, Some(Some(b))),
                     Op::Timeout(dt) => (dt, None),
                 };

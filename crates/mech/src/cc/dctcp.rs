@@ -13,6 +13,7 @@
 //! round trip (per CWR episode).
 
 use super::Ack;
+use crate::ecn::Mark;
 use crate::units::Rate;
 
 /// Parameters of DCTCP. [`Default`]: the simulator's `run.py` for `--cc dctcp`.
@@ -94,7 +95,7 @@ impl Dctcp {
 
     /// An ACK arrived.
     pub fn on_ack(&mut self, ack: &Ack) {
-        self.marked += u64::from(ack.ecn_echo);
+        self.marked += u64::from(ack.echo == Mark::Ce);
         let new_round = ack.acked > self.last_update_seq;
         if new_round {
             if self.last_update_seq == 0 {
@@ -111,7 +112,7 @@ impl Dctcp {
         if self.cwr && ack.acked > self.cwr_end {
             self.cwr = false;
         }
-        if ack.ecn_echo && !self.cwr {
+        if ack.echo == Mark::Ce && !self.cwr {
             self.cwr = true;
             self.cwr_end = ack.snd_nxt;
             self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.min_rate);
@@ -126,12 +127,12 @@ impl Dctcp {
 mod tests {
     use super::*;
 
-    fn ack(acked: u64, snd_nxt: u64, ecn_echo: bool) -> Ack<'static> {
+    fn ack(acked: u64, snd_nxt: u64, ce: bool) -> Ack<'static> {
         Ack {
             acked,
             snd_nxt,
             rtt: None,
-            ecn_echo,
+            echo: if ce { Mark::Ce } else { Mark::None },
             int: None,
         }
     }

@@ -195,6 +195,7 @@ impl Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecn::Mark;
 
     const G100: Rate = Rate::from_gbps(100);
 
@@ -215,7 +216,7 @@ mod tests {
             acked,
             snd_nxt,
             rtt: None,
-            ecn_echo: false,
+            echo: Mark::None,
             int: None,
         }
     }

@@ -12,6 +12,10 @@
 //! A timeout handled early or late is harmless: the machines only act on timers whose
 //! deadline is `<= now`.
 //!
+//! UE marks (ternary congestion detection) mean "your packets were only paused": DCQCN and
+//! TIMELY hold their rate on UE-only feedback ([`UeReaction`]). DCTCP counts only CE marks
+//! (a UE echo is an unmarked ACK to it) and HPCC reads INT, not marks: both ignore UE.
+//!
 //! Invariants: the rate stays within `[min_rate, line_rate]`; nothing here allocates;
 //! feedback an algorithm does not use leaves it unchanged.
 
@@ -21,6 +25,7 @@ pub mod hpcc;
 pub mod notify;
 pub mod timely;
 
+use crate::ecn::Mark;
 use crate::int::IntStack;
 use crate::units::{Rate, Time};
 
@@ -45,6 +50,23 @@ pub enum Feedback<'a> {
     Ack(Ack<'a>),
 }
 
+/// How a sender reacts to feedback that reports only UE marks (ternary congestion
+/// detection: its packets passed queues that flow control paused, none that was congested).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub enum UeReaction {
+    /// Hold the rate: no cut and no increase (DCQCN: the target rate becomes the current
+    /// rate, the increase stages, the rate-increase timer and the byte counter restart;
+    /// alpha is left alone. TIMELY: the round's update keeps the rate).
+    #[default]
+    Hold,
+    /// DCQCN as the TCD authors' released code: [`UeReaction::Hold`], and the alpha timer
+    /// restarts too (alpha stays frozen while UE keeps arriving).
+    HoldRestartAlpha,
+    /// Treat UE as no mark (the authors' `ENABLE_ROOTECNCC 0`: switches mark, senders
+    /// ignore it).
+    Ignore,
+}
+
 /// What an acknowledgement tells the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack<'a> {
@@ -55,8 +77,8 @@ pub struct Ack<'a> {
     pub snd_nxt: u64,
     /// A round-trip sample: from the send of a packet this ACK covers to now.
     pub rtt: Option<Time>,
-    /// The acknowledged packet arrived marked Congestion Experienced.
-    pub ecn_echo: bool,
+    /// The mark the acknowledged packet arrived with (CE, UE or none), echoed.
+    pub echo: Mark,
     /// The INT hop records the acknowledged packet collected, when the network adds them.
     pub int: Option<&'a IntStack>,
 }

@@ -15,9 +15,15 @@
 //! its RTT. ACKs between updates change nothing (the simulator's fast reaction for TIMELY
 //! is empty), and TIMELY has no timers and no window.
 //!
+//! Ternary congestion detection: TIMELY has no marks of its own, but the ACKs echo them.
+//! With [`UeReaction::Hold`], a round whose ACKs echoed UE and no CE ends in a hold: the
+//! update keeps the rate and restarts the count of increases (RTT tracking goes on). A
+//! round with CE is judged by the RTT as usual.
+//!
 //! Invariants: `min_rate <= rate <= line_rate`; one update per round trip at most.
 
-use super::Ack;
+use super::{Ack, UeReaction};
+use crate::ecn::Mark;
 use crate::units::{Rate, Time};
 
 /// Parameters of TIMELY. [`Default`]: the simulator's `run.py` for `--cc timely` at
@@ -42,6 +48,9 @@ pub struct TimelyConfig {
     pub hai_after: u32,
     /// Floor of the sending rate. Default 1 Gb/s (`MIN_RATE`).
     pub min_rate: Rate,
+    /// What a round with only UE echoes does (`HoldRestartAlpha` holds, as `Hold`: TIMELY
+    /// has no alpha). Default [`UeReaction::Hold`].
+    pub on_ue: UeReaction,
 }
 
 impl Default for TimelyConfig {
@@ -56,6 +65,7 @@ impl Default for TimelyConfig {
             rate_hai: Rate::from_mbps(500),
             hai_after: 5,
             min_rate: Rate::from_mbps(1000),
+            on_ue: UeReaction::Hold,
         }
     }
 }
@@ -73,6 +83,8 @@ pub struct Timely {
     last_update_seq: u64,
     prev_rtt: Time,
     rtt_diff: f64,
+    /// The marks echoed since the last update.
+    round_marks: Mark,
 }
 
 impl Timely {
@@ -93,6 +105,7 @@ impl Timely {
             last_update_seq: 0,
             prev_rtt: Time::ZERO,
             rtt_diff: 0.0,
+            round_marks: Mark::None,
         }
     }
 
@@ -104,12 +117,15 @@ impl Timely {
     /// An ACK arrived. Only an ACK that passes the last update's `snd_nxt` and carries an
     /// RTT sample updates the rate.
     pub fn on_ack(&mut self, ack: &Ack) {
+        self.round_marks = self.round_marks.upgrade(ack.echo);
         if ack.acked <= self.last_update_seq {
             return;
         }
         let Some(rtt) = ack.rtt else {
             return;
         };
+        let hold = self.round_marks == Mark::Ue && self.cfg.on_ue != UeReaction::Ignore;
+        self.round_marks = Mark::None;
         if self.last_update_seq != 0 {
             let new_diff = rtt.as_ps() as f64 - self.prev_rtt.as_ps() as f64;
             let diff = (1.0 - self.cfg.alpha) * self.rtt_diff + self.cfg.alpha * new_diff;
@@ -125,6 +141,7 @@ impl Timely {
                 Some((1.0 - self.cfg.beta * gradient).max(0.0))
             };
             match cut {
+                _ if hold => self.increases = 0,
                 None => {
                     let step = if self.increases < self.cfg.hai_after {
                         self.cfg.rate_ai
@@ -157,7 +174,7 @@ mod tests {
             acked,
             snd_nxt,
             rtt: Some(Time::from_us(rtt_us)),
-            ecn_echo: false,
+            echo: Mark::None,
             int: None,
         }
     }
@@ -166,6 +183,49 @@ mod tests {
         let mut t = Timely::new(TimelyConfig::default(), Rate::from_gbps(100));
         t.rate = Rate::from_gbps(gbps).as_f64();
         t
+    }
+
+    #[test]
+    fn a_round_with_only_ue_echoes_holds_the_rate() {
+        let ue = |acked, snd_nxt, rtt_us| Ack {
+            echo: Mark::Ue,
+            ..ack(acked, snd_nxt, rtt_us)
+        };
+        // An RTT above t_high would cut; UE echoed in the round (not on the updating ACK).
+        let mut t = sender_at(50);
+        t.on_ack(&ack(1000, 2000, 10));
+        t.on_ack(&ue(1500, 2500, 10));
+        t.on_ack(&ack(2500, 4000, 900));
+        assert_eq!(t.rate(), Rate::from_gbps(50));
+        assert_eq!(t.prev_rtt, Time::from_us(900), "the RTT is still tracked");
+        // The next round without marks acts again.
+        t.on_ack(&ack(4500, 6000, 900));
+        assert!(t.rate() < Rate::from_gbps(50));
+        // A round that also echoed CE is judged by the RTT; an increase is held too.
+        let mut t = sender_at(50);
+        t.on_ack(&ack(1000, 2000, 10));
+        t.on_ack(&ue(1500, 2500, 10));
+        t.on_ack(&Ack {
+            echo: Mark::Ce,
+            ..ack(2500, 4000, 900)
+        });
+        assert!(t.rate() < Rate::from_gbps(50));
+        let mut t = sender_at(50);
+        t.on_ack(&ack(1000, 2000, 10));
+        t.on_ack(&ue(2500, 4000, 10));
+        assert_eq!(t.rate(), Rate::from_gbps(50), "no increase either");
+        // Ignore: UE is no mark.
+        let mut t = Timely::new(
+            TimelyConfig {
+                on_ue: UeReaction::Ignore,
+                ..TimelyConfig::default()
+            },
+            Rate::from_gbps(100),
+        );
+        t.rate = Rate::from_gbps(50).as_f64();
+        t.on_ack(&ack(1000, 2000, 10));
+        t.on_ack(&ue(2500, 4000, 10));
+        assert_eq!(t.rate(), Rate::from_mbps(50_100));
     }
 
     #[test]
@@ -241,7 +301,7 @@ mod tests {
             acked: 1000,
             snd_nxt: 2000,
             rtt: None,
-            ecn_echo: false,
+            echo: Mark::None,
             int: None,
         });
         assert_eq!(t.last_update_seq, 0);

@@ -380,7 +380,7 @@ impl Simulation {
         f: u32,
         kind: Kind,
         seq: u64,
-        ecn_echo: bool,
+        mark: Mark,
         int: Option<&IntStack>,
     ) {
         let hc = &self.cfg.host;
@@ -389,9 +389,7 @@ impl Simulation {
         pk.prio = hc.ack_prio;
         pk.flow = f;
         pk.seq = seq;
-        if ecn_echo {
-            pk.mark = Mark::Ce;
-        }
+        pk.mark = mark;
         pk.size = if kind == Kind::Cnp {
             hc.cnp_bytes
         } else {
@@ -437,8 +435,8 @@ impl Simulation {
             Kind::Nack => self.receive_ack(f, &pk, true, int.as_ref()),
             Kind::Cnp => {
                 let cnp = Feedback::Cnp {
-                    ce: true,
-                    ue: false,
+                    ce: pk.mark == Mark::Ce,
+                    ue: pk.mark == Mark::Ue,
                 };
                 self.flows[f as usize].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
@@ -548,11 +546,23 @@ impl Simulation {
             reply = Some((Kind::Ack, fl.rcv_nxt));
         }
         let rcv_host = h;
-        if notify.cnp {
-            self.send_ctrl(rcv_host, f, Kind::Cnp, 0, false, None);
+        if notify.cnp != Mark::None {
+            self.send_ctrl(rcv_host, f, Kind::Cnp, 0, notify.cnp, None);
+        }
+        if let Some(t) = notify.poll_at {
+            self.schedule(t, Event::CnpPoll { flow: f });
         }
         if let Some((kind, seq)) = reply {
-            self.send_ctrl(rcv_host, f, kind, seq, notify.ecn_echo, int);
+            self.send_ctrl(rcv_host, f, kind, seq, notify.echo, int);
+        }
+    }
+
+    /// The receiver of flow `f`, on host `h`, looks at the marks it saw since its last
+    /// look and reports them in a CNP.
+    pub(super) fn cnp_poll(&mut self, h: u32, f: u32) {
+        let marks = self.flows[f as usize].np.on_poll();
+        if marks != Mark::None {
+            self.send_ctrl(h, f, Kind::Cnp, 0, marks, None);
         }
     }
 
@@ -618,7 +628,7 @@ impl Simulation {
             acked: seq,
             snd_nxt: fl.snd_nxt,
             rtt,
-            ecn_echo: pk.mark == Mark::Ce,
+            echo: pk.mark,
             int,
         };
         fl.cc.on_feedback(now, &Feedback::Ack(ack));

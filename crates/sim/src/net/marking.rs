@@ -1,20 +1,181 @@
 //! Congestion marking: the one place that decides the mark a packet takes at a switch
-//! egress queue.
+//! egress queue, and the record of what each queue decided.
 //!
-//! Today's congestion point is RED/ECN, at enqueue or at dequeue
-//! ([`crate::config::EcnPoint`]), on data packets only. The mark is added to what the packet
-//! carries ([`Mark::upgrade`]: nothing downgrades CE). Ternary congestion detection, a
-//! per-queue state machine in `headroom_mech::tcd`, joins here.
+//! Every switch egress queue that marks (RED configured for it) has a congestion point
+//! (`headroom_mech::congestion_point`): RED alone, or ternary congestion detection (TCD),
+//! which also reads the queue's pause history. RED/ECN decides at enqueue or at dequeue
+//! ([`crate::config::EcnPoint`]); TCD at dequeue. Data packets only. The mark is added to
+//! what the packet carries ([`Mark::upgrade`]: nothing downgrades CE).
+//!
+//! Pause history reaches a TCD congestion point without events of its own: before each
+//! decision, before each PFC frame changes the port's pause timers, and at each sample,
+//! the driver hands it the queue's latest pause episode (`PauseTimers::last_pause`). The
+//! queue's length at a resume is taken when the driver first looks after it: at the first
+//! departure (within one frame time of the resume when the port was idle), at the next
+//! PFC frame or at the next sample.
 //!
 //! Random numbers: RED's uniform draw comes from the switch's own ECN stream. At enqueue one
 //! is drawn for every data packet that reaches a marking queue; at dequeue only when the
 //! marking probability is strictly between 0 and 1 (as the ns-3 HPCC simulator's switch
-//! draws). Both keep every run's marks a function of its seed alone.
+//! draws). Both keep every run's marks a function of its seed alone, whatever the detector.
+//!
+//! max(T_on) of the paper's detector is derived per port (`headroom_mech::tcd::max_t_on`):
+//! the downstream hysteresis (a switch's XON offset, DSH's queue-level delta, a host NIC
+//! buffer's XOFF − XON), the link's rate and delay, the port's PAUSE response time and one
+//! full frame; a scenario may set one value for every port instead.
 
 use super::packet::Kind;
-use super::Simulation;
-use crate::config::EcnPoint;
-use headroom_mech::ecn::Mark;
+use super::port::Port;
+use super::{Simulation, Slot};
+use crate::config::{DetectorConfig, EcnPoint, SchemeConfig, SimConfig};
+use crate::results::{MarkSample, QueueMarking};
+use headroom_mech::congestion_point::{CongestionPoint, Detector};
+use headroom_mech::ecn::{Mark, RedConfig};
+use headroom_mech::tcd::{self, TcdConfig, TcdDetector};
+use headroom_mech::units::Time;
+use headroom_mech::PRIORITIES;
+
+/// The congestion points of every switch egress queue that marks and may carry data (its
+/// priority is some flow's).
+#[derive(Default)]
+pub(super) struct Marking {
+    /// Congestion points, a port's marking queues together in queue order.
+    points: Vec<CongestionPoint>,
+    /// Per global port: the index of its first congestion point (`u32::MAX`: a host port).
+    base: Vec<u32>,
+    /// Per RED class (`Port::red_class`): bit `q` set when queue `q` marks.
+    masks: Vec<u8>,
+    /// Per global port and queue (`port x 8 + queue`): its congestion point (`u32::MAX`:
+    /// none). One load on the per-packet path.
+    slots: Vec<u32>,
+    /// The detector reads pause history (TCD).
+    reads_pauses: bool,
+    /// Per congestion point, with the paper's TCD detector: its max(T_on) (empty otherwise).
+    max_t_on: Vec<Time>,
+    /// Per congestion point, when the run samples: (departures, CE, UE) at the last sample.
+    sampled: Vec<[u64; 3]>,
+    /// Rows of `marks.csv`.
+    pub(super) samples: Vec<MarkSample>,
+}
+
+impl Marking {
+    /// Congestion points for the switch ports among `ports` (`slots` says which nodes are
+    /// switches), with the RED classes `red`.
+    pub(super) fn new(
+        cfg: &SimConfig,
+        ports: &[Port],
+        slots: &[Slot],
+        red: &[[Option<RedConfig>; PRIORITIES]],
+    ) -> Marking {
+        // Data packets travel in their flow's priority: other queues never decide a mark.
+        let data_prios = cfg.flows.iter().fold(0u8, |m, f| m | 1 << f.prio);
+        let masks: Vec<u8> = red
+            .iter()
+            .map(|queues| {
+                (0..PRIORITIES)
+                    .filter(|&q| queues[q].is_some())
+                    .fold(0u8, |m, q| m | 1 << q)
+                    & data_prios
+            })
+            .collect();
+        let mut m = Marking {
+            masks,
+            reads_pauses: cfg.switch.ecn.detector != DetectorConfig::Red,
+            ..Marking::default()
+        };
+        for p in ports {
+            if !matches!(slots[p.node as usize], Slot::Switch(_)) {
+                m.base.push(u32::MAX);
+                continue;
+            }
+            // At most 8 per port and 2^32 / 8 ports (the engine's port limit is lower).
+            m.base.push(m.points.len() as u32);
+            let class = usize::from(p.red_class);
+            for red in red[class].iter().flatten() {
+                let (detector, max_t_on) = match cfg.switch.ecn.detector {
+                    DetectorConfig::Red => (Detector::Red, None),
+                    DetectorConfig::Tcd {
+                        max_t_on,
+                        threshold,
+                    } => {
+                        let max_t_on = max_t_on.unwrap_or_else(|| derived_max_t_on(cfg, p));
+                        let d = TcdDetector::paper(TcdConfig {
+                            max_t_on,
+                            threshold: threshold.unwrap_or(red.kmin),
+                        });
+                        (Detector::Tcd(d), Some(max_t_on))
+                    }
+                    DetectorConfig::TcdReleased(c) => {
+                        (Detector::Tcd(TcdDetector::released(c)), None)
+                    }
+                };
+                m.points.push(CongestionPoint::new(detector));
+                m.max_t_on.extend(max_t_on);
+            }
+        }
+        if cfg.record.sample_interval.is_some() {
+            m.sampled = vec![[0; 3]; m.points.len()];
+        }
+        m.slots = (0..ports.len() * PRIORITIES)
+            .map(|i| {
+                let (port, q) = (i / PRIORITIES, i % PRIORITIES);
+                let class = usize::from(ports[port].red_class);
+                // Below 2^32: `index` counts congestion points.
+                m.index(port as u32, class, q)
+                    .map_or(u32::MAX, |x| x as u32)
+            })
+            .collect();
+        m
+    }
+
+    /// The congestion point of queue `q` of global port `port` in RED class `class`, if
+    /// that queue marks.
+    #[inline(always)]
+    fn index(&self, port: u32, class: usize, q: usize) -> Option<usize> {
+        let mask = self.masks[class];
+        if mask & (1 << q) == 0 || self.base[port as usize] == u32::MAX {
+            return None;
+        }
+        let below = (mask & ((1u8 << q) - 1)).count_ones() as usize;
+        Some(self.base[port as usize] as usize + below)
+    }
+
+    /// The max(T_on) values in use: (value, number of queues), in value order.
+    pub(super) fn max_t_on_summary(&self) -> Vec<(Time, usize)> {
+        let mut v: Vec<(Time, usize)> = Vec::new();
+        let mut all = self.max_t_on.clone();
+        all.sort_unstable();
+        for t in all {
+            match v.last_mut() {
+                Some((last, n)) if *last == t => *n += 1,
+                _ => v.push((t, 1)),
+            }
+        }
+        v
+    }
+}
+
+/// max(T_on) of switch port `p`: what the PFC of the node downstream lets an ON period be.
+fn derived_max_t_on(cfg: &SimConfig, p: &Port) -> Time {
+    let hysteresis = if p.peer_is_switch {
+        match cfg.switch.scheme {
+            SchemeConfig::Dsh { delta_q, .. } => delta_q,
+            SchemeConfig::Sih | SchemeConfig::Shp(_) => cfg.switch.xon_offset,
+        }
+    } else {
+        cfg.host
+            .nic_buffer
+            .as_ref()
+            .map_or(0, |b| b.xoff.saturating_sub(b.xon))
+    };
+    let response = p.rate.serialization(cfg.switch.response_bytes);
+    let frame = cfg
+        .host
+        .mtu_payload
+        .saturating_add(cfg.host.header_bytes)
+        .saturating_add(cfg.link.frame_overhead);
+    tcd::max_t_on(hysteresis, p.rate, p.delay, response, frame)
+}
 
 impl Simulation {
     /// Marks data packet `pkt` of switch `s` on egress queue `q` of global port `port`,
@@ -39,16 +200,135 @@ impl Simulation {
             return;
         };
         let rng = &mut self.switches[s as usize].rng_ecn;
-        let ce = match point {
+        let red_marks = match point {
             EcnPoint::Enqueue => red.should_mark(qlen, rand::Rng::gen::<f64>(rng)),
             EcnPoint::Dequeue => {
                 let p = red.probability(qlen);
                 p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
             }
         };
-        if ce {
-            let pk = self.arena.get_mut(pkt);
-            pk.mark = pk.mark.upgrade(Mark::Ce);
+        let i = self.marking.slots[port as usize * PRIORITIES + q];
+        if i == u32::MAX {
+            return;
         }
+        let i = i as usize;
+        let now = self.now;
+        if self.marking.reads_pauses {
+            let episode = self.ports[port as usize].pause.last_pause(now, q as u8);
+            let before = qlen + u64::from(self.arena.get(pkt).size);
+            self.marking.points[i].on_flow_control(now, episode, before);
+        }
+        let mark = self.marking.points[i].on_departure(now, qlen, red_marks);
+        if mark != Mark::None {
+            let pk = self.arena.get_mut(pkt);
+            pk.mark = pk.mark.upgrade(mark);
+        }
+    }
+
+    /// Hands the congestion points of `port`'s queues `classes` (bit q: queue q) their
+    /// pause history up to now. Called before a PFC frame changes the port's timers, so no
+    /// episode goes unseen.
+    pub(super) fn report_pauses(&mut self, port: u32, classes: u8) {
+        if !self.marking.reads_pauses || self.marking.base[port as usize] == u32::MAX {
+            return;
+        }
+        let now = self.now;
+        let p = &self.ports[port as usize];
+        let class = usize::from(p.red_class);
+        let mut rest = classes & self.marking.masks[class];
+        while rest != 0 {
+            let q = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if let Some(i) = self.marking.index(port, class, q) {
+                let episode = p.pause.last_pause(now, q as u8);
+                let queue = u64::from(p.queues[q].bytes);
+                self.marking.points[i].on_flow_control(now, episode, queue);
+            }
+        }
+    }
+
+    /// Records one `marks.csv` row per marking queue of this part's switches that sent data
+    /// since the last sample.
+    pub(super) fn sample_marks(&mut self) {
+        for sw in 0..self.switches.len() {
+            if !self.mine(self.switches[sw].node) {
+                continue;
+            }
+            for port in self.switches[sw].ports() {
+                self.report_pauses(port, 0xff);
+                let p = &self.ports[port as usize];
+                let Some(first) = self.marking.index_first(port) else {
+                    continue;
+                };
+                let class = usize::from(p.red_class);
+                let mut mask = self.marking.masks[class];
+                let mut i = first;
+                while mask != 0 {
+                    let q = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    let cp = &self.marking.points[i];
+                    let now = cp.counts();
+                    let last = std::mem::replace(&mut self.marking.sampled[i], now);
+                    if now[0] > last[0] {
+                        self.marking.samples.push(MarkSample {
+                            time: self.now,
+                            node: p.node,
+                            port: p.local,
+                            peer: self.ports[p.peer as usize].node,
+                            queue: q,
+                            departures: now[0] - last[0],
+                            ce_marked: now[1] - last[1],
+                            ue_marked: now[2] - last[2],
+                            state: cp.state(),
+                        });
+                    }
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// What every marking queue of this part's switches that sent data decided over the
+    /// run, up to now.
+    pub(super) fn marking_results(&self) -> Vec<QueueMarking> {
+        let mut out = Vec::new();
+        for sw in &self.switches {
+            if !self.mine(sw.node) {
+                continue;
+            }
+            for port in sw.ports() {
+                let p = &self.ports[port as usize];
+                let Some(mut i) = self.marking.index_first(port) else {
+                    continue;
+                };
+                let mut mask = self.marking.masks[usize::from(p.red_class)];
+                while mask != 0 {
+                    let q = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    if self.marking.points[i].counts()[0] == 0 {
+                        i += 1;
+                        continue;
+                    }
+                    out.push(QueueMarking {
+                        node: p.node,
+                        port: p.local,
+                        peer: self.ports[p.peer as usize].node,
+                        queue: q,
+                        max_t_on: self.marking.max_t_on.get(i).copied(),
+                        totals: self.marking.points[i].totals_at(self.now),
+                    });
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Marking {
+    /// The index of `port`'s first congestion point, if it is a switch port with any.
+    fn index_first(&self, port: u32) -> Option<usize> {
+        let b = self.base[port as usize];
+        (b != u32::MAX).then_some(b as usize)
     }
 }

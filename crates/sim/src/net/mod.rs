@@ -138,6 +138,8 @@ pub struct Simulation {
     /// Per global port, with the PFC watchdog on: each egress queue's watchdog (empty when
     /// it is off).
     watchdogs: Vec<[QueueWatchdog; PRIORITIES]>,
+    /// The congestion point of every switch egress queue that marks.
+    marking: marking::Marking,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -355,9 +357,10 @@ impl Simulation {
             } else {
                 Vec::new()
             },
-
+            marking: marking::Marking::default(),
             cfg,
         };
+        sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in 0..sim.ports.len() {
             let peer = sim.ports[p].peer as usize;
             let remote =
@@ -606,6 +609,14 @@ impl Simulation {
                 self.creator = self.flows[flow as usize].src_port;
                 self.rto(flow);
             }
+            Event::CnpPoll { flow } => {
+                let dst = self.flows[flow as usize].dst;
+                let Slot::Host(h) = self.slots[dst as usize] else {
+                    unreachable!("validated: flow endpoints are hosts")
+                };
+                self.creator = self.hosts[h as usize].port;
+                self.cnp_poll(h, flow);
+            }
             Event::NicDrain { host } => {
                 self.creator = self.hosts[host as usize].port;
                 self.nic_drain(host);
@@ -826,6 +837,7 @@ impl Simulation {
                 });
             }
         }
+        self.sample_marks();
         if let Some(iv) = self.cfg.record.sample_interval {
             self.schedule(self.now + iv, Event::Sample);
         }
@@ -847,7 +859,7 @@ impl Simulation {
         for (fl, base) in self.flows.iter_mut().zip(&base_paths) {
             fl.set_congestion_control(
                 host.cc.reaction_point(base),
-                host.cc.notification_point(host.cnp_interval),
+                host.cc.notification_point(host.cnp_interval, host.cnp_mode),
                 host.window.window(base.bdp),
             );
         }
@@ -1025,6 +1037,7 @@ impl Simulation {
             })
             .collect();
         let watchdog = self.watchdog_counts(now);
+        let marking = self.marking_results();
         let mut r = RunResults {
             flows,
             pfc_sent: self.pfc_sent,
@@ -1043,6 +1056,8 @@ impl Simulation {
             arena_slots: self.arena.capacity_used(),
             deadlock: None,
             watchdog,
+            marking,
+            mark_samples: std::mem::take(&mut self.marking.samples),
         };
         r.sort_records();
         r

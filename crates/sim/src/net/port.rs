@@ -463,6 +463,14 @@ impl Simulation {
         let ignored = !port_level
             && !self.watchdogs.is_empty()
             && self.watchdog_pause_frame(port, pk.prio, quanta);
+        // The frame replaces the timer's record of an episode that ended: hand the queues'
+        // congestion points their pause history first.
+        let classes = if port_level {
+            ALL_CLASSES
+        } else {
+            1 << pk.prio
+        };
+        self.report_pauses(port, classes);
         let p = &mut self.ports[port as usize];
         if port_level {
             p.pause.on_port_frame(now, quanta, rate, response);

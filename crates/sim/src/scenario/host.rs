@@ -11,8 +11,10 @@
 //! - A NIC buffer has `xon < xoff <= size`.
 
 use super::fields::{Cx, Fld, Res};
-use crate::config::{CcConfig, NicBufferConfig, SimConfig, WindowConfig};
-use headroom_mech::cc::{DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig};
+use crate::config::{CcConfig, CnpMode, NicBufferConfig, SimConfig, WindowConfig};
+use headroom_mech::cc::{
+    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig, UeReaction,
+};
 
 pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     let h = &mut config.host;
@@ -27,6 +29,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
             "ack_interval",
             "ack_prio",
             "cnp_interval",
+            "cnp_mode",
             "rto",
             "pacing",
             "cc",
@@ -55,6 +58,18 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
     }
     if let Some(x) = t.get(cx, "cnp_interval") {
         h.cnp_interval = x.time(cx)?;
+    }
+    if let Some(x) = t.get(cx, "cnp_mode") {
+        h.cnp_mode = match x.str(cx)? {
+            "paced" => CnpMode::Paced,
+            "poll" => CnpMode::Poll,
+            other => {
+                return Err(x.err(
+                    cx,
+                    format!("unknown CNP mode `{other}` (expected paced or poll)"),
+                ))
+            }
+        };
     }
     if let Some(x) = t.get(cx, "rto") {
         h.rto = x.positive_time(cx)?;
@@ -113,6 +128,7 @@ pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
             "min_rate",
             "clamp_target_rate",
             "rate_on_first_cnp",
+            "on_ue",
         ],
     ),
     ("dctcp", &["algorithm", "g", "rate_ai", "min_rate"]),
@@ -129,6 +145,7 @@ pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
             "rate_hai",
             "hai_after",
             "min_rate",
+            "on_ue",
         ],
     ),
     (
@@ -257,6 +274,9 @@ fn parse_cc(cx: &Cx, f: &Fld, mtu_payload: u64) -> Res<CcConfig> {
             if let Some(x) = t.get(cx, "min_rate") {
                 d.min_rate = x.positive_rate(cx)?;
             }
+            if let Some(x) = t.get(cx, "on_ue") {
+                d.on_ue = ue_reaction(cx, &x, &["hold", "ignore"])?;
+            }
             Ok(CcConfig::Timely(d))
         }
         "hpcc" => {
@@ -350,5 +370,25 @@ fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {
     if let Some(x) = t.get(cx, "rate_on_first_cnp") {
         d.rate_on_first_cnp = fraction(cx, &x, false)?;
     }
+    if let Some(x) = t.get(cx, "on_ue") {
+        d.on_ue = ue_reaction(cx, &x, &["hold", "hold-restart-alpha", "ignore"])?;
+    }
     Ok(d)
+}
+
+/// `on_ue`: one of the reactions `allowed` (names as in [`UeReaction`]'s documentation).
+fn ue_reaction(cx: &Cx, x: &Fld, allowed: &[&str]) -> Res<UeReaction> {
+    let name = x.str(cx)?;
+    match name {
+        "hold" if allowed.contains(&name) => Ok(UeReaction::Hold),
+        "hold-restart-alpha" if allowed.contains(&name) => Ok(UeReaction::HoldRestartAlpha),
+        "ignore" if allowed.contains(&name) => Ok(UeReaction::Ignore),
+        _ => Err(x.err(
+            cx,
+            format!(
+                "unknown UE reaction `{name}` (expected {})",
+                allowed.join(", ")
+            ),
+        )),
+    }
 }

@@ -8,10 +8,13 @@
 //!   formula; `[switch.shp]` and `[switch.dsh]` only appear with their scheme.
 //! - RED thresholds are given all three (`kmin`, `kmax`, `pmax`) or not at all, with
 //!   `kmin <= kmax` and `pmax` in [0, 1].
+//! - `[switch.ecn.tcd]` appears only with a TCD `detector` and takes only that detector's
+//!   parameters; a TCD detector needs marking on, at dequeue.
 
 use super::fields::{join, unit_reason, Cx, Fld, Quantity, Res, Tbl};
 use crate::config::{
-    Admission, AlphaPolicy, EcnPoint, HeadroomSizing, QueueEcn, SchemeConfig, ShpPool, SwitchConfig,
+    Admission, AlphaPolicy, DetectorConfig, EcnConfig, EcnPoint, HeadroomSizing, QueueEcn,
+    SchemeConfig, ShpPool, SwitchConfig,
 };
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::mmu::Reservation;
@@ -19,6 +22,7 @@ use headroom_mech::buffer::Alpha;
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::{PfcConfig, MAX_QUANTA};
 use headroom_mech::pfcwd::{WatchdogAction, WatchdogConfig};
+use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{parse_bytes, Time};
 
 pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
@@ -215,7 +219,12 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "ecn") {
         let mut e = f.table(cx)?;
-        e.check_keys(cx, &["enabled", "point", "kmin", "kmax", "pmax", "queue"])?;
+        e.check_keys(
+            cx,
+            &[
+                "enabled", "point", "kmin", "kmax", "pmax", "queue", "detector", "tcd",
+            ],
+        )?;
         if let Some(x) = e.get(cx, "enabled") {
             sw.ecn.enabled = x.boolean(cx)?;
         }
@@ -234,6 +243,7 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         if let Some(r) = parse_red(cx, &mut e)? {
             sw.ecn.red = Some(r);
         }
+        parse_detector(cx, &mut e, &mut sw.ecn)?;
         if let Some(qs) = e.get(cx, "queue") {
             let qt = qs.table(cx)?;
             for entry in qt.entries {
@@ -274,6 +284,75 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
                 };
             }
         }
+    }
+    Ok(())
+}
+
+/// `detector` of `[switch.ecn]` and its parameters in `[switch.ecn.tcd]`.
+fn parse_detector(cx: &Cx, e: &mut Tbl, ecn: &mut EcnConfig) -> Res<()> {
+    let name = match e.get(cx, "detector") {
+        Some(x) => {
+            let name = x.str(cx)?;
+            if !matches!(name, "red" | "tcd" | "tcd-released") {
+                return Err(x.err(
+                    cx,
+                    format!("unknown detector `{name}` (expected red, tcd or tcd-released)"),
+                ));
+            }
+            name
+        }
+        None => "red",
+    };
+    let params = match e.get(cx, "tcd") {
+        Some(f) => {
+            let t = f.table(cx)?;
+            Some((f, t))
+        }
+        None => None,
+    };
+    if let Some((f, t)) = &params {
+        let keys: &[&str] =
+            match name {
+                "tcd" => &["max_t_on", "threshold"],
+                "tcd-released" => &["interval", "growth", "empty"],
+                _ => return Err(f.err(
+                    cx,
+                    "[switch.ecn.tcd] sets parameters of a TCD detector; set detector = \"tcd\" \
+                     or \"tcd-released\"",
+                )),
+            };
+        t.check_keys_with(cx, keys, &format!("detector = \"{name}\""))?;
+    }
+    let mut t = params.map(|(_, t)| t);
+    let mut get = |key: &str| t.as_mut().and_then(|t| t.get(cx, key));
+    ecn.detector = match name {
+        "tcd" => DetectorConfig::Tcd {
+            max_t_on: get("max_t_on").map(|x| x.positive_time(cx)).transpose()?,
+            threshold: get("threshold").map(|x| x.bytes(cx)).transpose()?,
+        },
+        "tcd-released" => {
+            let mut c = ReleasedConfig::default();
+            if let Some(x) = get("interval") {
+                c.interval = x.positive_time(cx)?;
+                if c.interval < Time::from_us(1) {
+                    return Err(x.err(
+                        cx,
+                        "the released detector counts whole microseconds: at least 1us",
+                    ));
+                }
+            }
+            if let Some(x) = get("growth") {
+                c.growth = x.bytes(cx)?;
+            }
+            if let Some(x) = get("empty") {
+                c.empty = x.bytes(cx)?;
+            }
+            DetectorConfig::TcdReleased(c)
+        }
+        _ => DetectorConfig::Red,
+    };
+    if let (Err(reason), Some(x)) = (ecn.validate(), e.get(cx, "detector")) {
+        return Err(x.err(cx, reason));
     }
     Ok(())
 }

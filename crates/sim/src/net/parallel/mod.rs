@@ -402,6 +402,15 @@ impl Partitioned {
         self.parts.len()
     }
 
+    /// max(T_on) of the paper's TCD detector: each value in use and how many switch egress
+    /// queues have it (empty with another detector).
+    pub fn max_t_on(&self) -> Vec<(Time, usize)> {
+        // Every part holds every switch's congestion points.
+        self.parts
+            .first()
+            .map_or_else(Vec::new, |p| lock(p).marking.max_t_on_summary())
+    }
+
     /// Events each part has handled (the run's own ones in every part): how evenly the
     /// work is shared.
     pub fn part_events(&self) -> Vec<u64> {
@@ -836,6 +845,8 @@ impl Partitioned {
             all.queue_samples.extend(r.queue_samples);
             all.buffer_samples.extend(r.buffer_samples);
             all.rate_samples.extend(r.rate_samples);
+            all.marking.extend(r.marking);
+            all.mark_samples.extend(r.mark_samples);
             all.events += r.events;
             all.bytes.absorb(&r.bytes);
             all.arena_slots += r.arena_slots;

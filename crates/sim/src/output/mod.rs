@@ -44,6 +44,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod marking;
+pub use marking::{state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
+
 /// A flow size class: sizes in `[min_bytes, max_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct SizeBucket {
@@ -129,6 +132,8 @@ pub struct Summary {
     pub drops: DropSummary,
     /// Buffer use per switch, by node id.
     pub switches: Vec<SwitchSummary>,
+    /// Congestion marks decided at switch egress queues.
+    pub marking: MarkingSummary,
     /// How the run went.
     pub run: RunSummary,
     /// Payload conservation.
@@ -622,6 +627,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         pfc,
         drops,
         switches,
+        marking: marking::summarize(results, cfg),
         run,
         bytes: results.bytes,
         wall,
@@ -821,6 +827,11 @@ fn stage_all(
                 )?;
             }
             Ok(())
+        })?;
+    }
+    if !results.mark_samples.is_empty() {
+        st.file("marks.csv", |w| {
+            marking::write_marks_csv(w, &results.mark_samples)
         })?;
     }
     if !results.rate_samples.is_empty() {
@@ -1072,6 +1083,7 @@ pub fn summary_table(summary: &Summary) -> String {
             s.pfc.pause_episodes, s.pfc.victim_pauses
         );
     }
+    let _ = writeln!(out, "{}", marking::summary_line(&s.marking));
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()
     } else {

@@ -22,12 +22,13 @@ use headroom_mech::cc::{
     CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, NotificationPoint,
     Timely, TimelyConfig, Window,
 };
-use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
-use headroom_mech::PRIORITIES;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+mod marking;
+pub use marking::{DetectorConfig, EcnConfig, EcnPoint, QueueEcn};
 
 /// Everything one run needs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -283,76 +284,6 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// Where ECN marking happens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum EcnPoint {
-    /// When a packet leaves the queue (on the queue behind it).
-    Dequeue,
-    /// When a packet joins the queue (on the queue in front of it).
-    Enqueue,
-}
-
-/// ECN setting of one egress queue (priority), on every port.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub enum QueueEcn {
-    /// The switch-wide thresholds ([`EcnConfig::red`] or the per-rate ones).
-    #[default]
-    Inherit,
-    /// This queue never marks.
-    Off,
-    /// These thresholds, whatever the port rate.
-    Red(RedConfig),
-}
-
-/// ECN marking of data packets.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EcnConfig {
-    /// Whether switches mark at all.
-    pub enabled: bool,
-    /// Where marking happens.
-    pub point: EcnPoint,
-    /// Thresholds per port rate; `None` scales the DCQCN defaults with each port's rate.
-    pub red: Option<RedConfig>,
-    /// Per-rate overrides (rate in bit/s → thresholds), as the HPCC config's KMIN/KMAX maps.
-    pub by_rate: Vec<(Rate, RedConfig)>,
-    /// Per-queue overrides (index = priority).
-    pub queues: [QueueEcn; PRIORITIES],
-}
-
-impl EcnConfig {
-    /// Thresholds for a port of `rate`.
-    pub fn red_for(&self, rate: Rate) -> RedConfig {
-        if let Some((_, r)) = self.by_rate.iter().find(|(k, _)| *k == rate) {
-            return *r;
-        }
-        self.red.unwrap_or_else(|| RedConfig::scaled(rate))
-    }
-
-    /// Thresholds of egress queue `queue` on a port of `rate`; `None` if it does not mark.
-    pub fn queue_red(&self, rate: Rate, queue: usize) -> Option<RedConfig> {
-        if !self.enabled {
-            return None;
-        }
-        match self.queues[queue] {
-            QueueEcn::Inherit => Some(self.red_for(rate)),
-            QueueEcn::Off => None,
-            QueueEcn::Red(r) => Some(r),
-        }
-    }
-}
-
-impl Default for EcnConfig {
-    fn default() -> Self {
-        EcnConfig {
-            enabled: true,
-            point: EcnPoint::Dequeue,
-            red: None,
-            by_rate: Vec::new(),
-            queues: [QueueEcn::Inherit; PRIORITIES],
-        }
-    }
-}
-
 /// When a switch routes a frame and charges its cells to the buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Admission {
@@ -488,6 +419,18 @@ impl SwitchConfig {
     }
 }
 
+/// How a DCQCN receiver decides when to send a CNP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum CnpMode {
+    /// At the first marked packet after `cnp_interval` without a CNP (the DCQCN paper, the
+    /// HPCC simulator).
+    #[default]
+    Paced,
+    /// Every `cnp_interval` from the flow's first packet, if anything was marked since the
+    /// last look (the TCD authors' code).
+    Poll,
+}
+
 /// End-to-end congestion control of every flow.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum CcConfig {
@@ -544,11 +487,14 @@ impl CcConfig {
     }
 
     /// The receiver's half of a flow's congestion control; DCQCN's CNPs are at least
-    /// `cnp_interval` apart.
-    pub fn notification_point(&self, cnp_interval: Time) -> NotificationPoint {
+    /// `cnp_interval` apart, sent as `mode` says.
+    pub fn notification_point(&self, cnp_interval: Time, mode: CnpMode) -> NotificationPoint {
         match self {
             CcConfig::None => NotificationPoint::None,
-            CcConfig::Dcqcn(_) => NotificationPoint::cnp(cnp_interval),
+            CcConfig::Dcqcn(_) => match mode {
+                CnpMode::Paced => NotificationPoint::cnp(cnp_interval),
+                CnpMode::Poll => NotificationPoint::poll(cnp_interval),
+            },
             CcConfig::Dctcp(_) | CcConfig::Timely(_) | CcConfig::Hpcc(_) => NotificationPoint::Echo,
         }
     }
@@ -651,6 +597,8 @@ pub struct HostConfig {
     pub ack_pause_class: u8,
     /// Receiver sends at most one CNP per flow per this interval.
     pub cnp_interval: Time,
+    /// How a DCQCN receiver spaces its CNPs.
+    pub cnp_mode: CnpMode,
     /// Go-back-N retransmission timeout.
     pub rto: Time,
     /// Congestion control.
@@ -689,6 +637,7 @@ impl Default for HostConfig {
             ack_prio: 7,
             ack_pause_class: 7,
             cnp_interval: Time::from_us(50),
+            cnp_mode: CnpMode::Paced,
             rto: Time::from_ms(1),
             cc: CcConfig::Dcqcn(DcqcnConfig::default()),
             pacing: true,
@@ -781,6 +730,9 @@ impl SimConfig {
         };
         if self.host.mtu_payload == 0 {
             return param("host.mtu_payload", "must be > 0");
+        }
+        if let Err(reason) = self.switch.ecn.validate() {
+            return param("switch.ecn.detector", reason);
         }
         // The engine's frame sizes are 32-bit (`Packet::size`).
         let frame_limit = u64::from(u32::MAX);
