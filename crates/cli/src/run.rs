@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// Override the stop time, e.g. `10ms`.
     #[arg(long, value_parser = positive_time)]
     stop_time: Option<Time>,
+    /// Sample queues, buffers, rates and marks every this long (e.g. `10us`); overrides
+    /// `[output] sample_interval`, and works with --hpcc-config too.
+    #[arg(long, value_name = "TIME", value_parser = positive_time)]
+    sample_interval: Option<Time>,
     /// Stop as deadlocked when a cycle of switch egress queues has been paused this long
     /// (e.g. `5ms`), or `off`; overrides the scenario (default 1ms).
     #[arg(long, value_name = "TIME|off", value_parser = detection_time)]
@@ -258,6 +262,9 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     }
     if let Some(t) = a.stop_time {
         p.config.stop_time = Some(t);
+    }
+    if let Some(t) = a.sample_interval {
+        p.config.record.sample_interval = Some(t);
     }
     if a.fail_on_lossless_drop {
         p.config.record.fail_on_lossless_drop = true;
