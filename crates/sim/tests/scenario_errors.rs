@@ -669,3 +669,90 @@ fn congestion_control_algorithms_and_their_errors() {
     let window = format!("{BASE}\n[host.window]\nenabled = \"yes\"\n");
     check(&window, "host.window.enabled", "", "\"yes\"");
 }
+
+#[test]
+fn tcd_detectors_and_their_parameters() {
+    use headroom_mech::cc::UeReaction;
+    use headroom_sim::config::{CnpMode, DetectorConfig};
+    let ok = |extra: &str| parse(&format!("{BASE}\n{extra}")).expect("valid");
+    let s = ok("[switch.ecn]\ndetector = \"tcd\"\n[switch.ecn.tcd]\nmax_t_on = \"30us\"\n");
+    assert_eq!(
+        s.config.switch.ecn.detector,
+        DetectorConfig::Tcd {
+            max_t_on: Some(Time::from_us(30)),
+            threshold: None
+        }
+    );
+    let s =
+        ok("[switch.ecn]\ndetector = \"tcd-released\"\n[switch.ecn.tcd]\ninterval = \"97us\"\n");
+    let DetectorConfig::TcdReleased(r) = s.config.switch.ecn.detector else {
+        panic!("released detector")
+    };
+    assert_eq!(
+        (r.interval, r.growth, r.empty),
+        (Time::from_us(97), 900, 2060)
+    );
+    let s = ok("[host]\ncnp_mode = \"poll\"\n[host.cc]\non_ue = \"hold-restart-alpha\"\n");
+    assert_eq!(s.config.host.cnp_mode, CnpMode::Poll);
+    let CcConfig::Dcqcn(d) = &s.config.host.cc else {
+        panic!("dcqcn")
+    };
+    assert_eq!(d.on_ue, UeReaction::HoldRestartAlpha);
+
+    let text = format!("{BASE}\n[switch.ecn]\ndetector = \"root-ecn\"\n");
+    check(
+        &text,
+        "switch.ecn.detector",
+        "unknown detector `root-ecn`",
+        "\"root-ecn\"",
+    );
+    let text = format!("{BASE}\n[switch.ecn]\nenabled = false\ndetector = \"tcd\"\n");
+    check(&text, "switch.ecn.detector", "needs ECN marking", "\"tcd\"");
+    let text = format!("{BASE}\n[switch.ecn]\npoint = \"enqueue\"\ndetector = \"tcd-released\"\n");
+    check(
+        &text,
+        "switch.ecn.detector",
+        "decides at dequeue",
+        "\"tcd-released\"",
+    );
+    let text = format!("{BASE}\n[switch.ecn]\n[switch.ecn.tcd]\nmax_t_on = \"30us\"\n");
+    check(
+        &text,
+        "switch.ecn.tcd",
+        "set detector = \"tcd\"",
+        "[switch.ecn.tcd]",
+    );
+    let text = format!(
+        "{BASE}\n[switch.ecn]\ndetector = \"tcd\"\n[switch.ecn.tcd]\ninterval = \"97us\"\n"
+    );
+    check(
+        &text,
+        "switch.ecn.tcd.interval",
+        "unknown key `interval` for detector = \"tcd\" (expected one of: max_t_on, threshold)",
+        "interval",
+    );
+    let text = format!(
+        "{BASE}\n[switch.ecn]\ndetector = \"tcd-released\"\n[switch.ecn.tcd]\ninterval = \"500ns\"\n"
+    );
+    check(
+        &text,
+        "switch.ecn.tcd.interval",
+        "whole microseconds",
+        "\"500ns\"",
+    );
+    let text = format!("{BASE}\n[host]\ncnp_mode = \"often\"\n");
+    check(
+        &text,
+        "host.cnp_mode",
+        "unknown CNP mode `often`",
+        "\"often\"",
+    );
+    let text =
+        format!("{BASE}\n[host.cc]\nalgorithm = \"timely\"\non_ue = \"hold-restart-alpha\"\n");
+    check(
+        &text,
+        "host.cc.on_ue",
+        "expected hold, ignore",
+        "\"hold-restart-alpha\"",
+    );
+}
