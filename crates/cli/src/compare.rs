@@ -1,16 +1,18 @@
-//! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), or under
-//! several congestion-control algorithms (`--cc`), run in parallel, compared side by side.
+//! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), under
+//! several congestion-control algorithms (`--cc`), or under several congestion detectors
+//! (`--detector`), run in parallel, compared side by side.
 //!
 //! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme` (or
-//! `[host.cc]`) changes. Each run's own outputs go to `<out>/<scheme or algorithm>/`; the
-//! comparison is
+//! `[host.cc]`, or `[switch.ecn] detector`) changes. Each run's own outputs go to
+//! `<out>/<scheme, algorithm or detector>/`; the comparison is
 //! `<out>/compare.csv`, `<out>/compare.json`, the printed table, and the plots
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
+use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{parse_rate, Rate};
 use headroom_sim::config::{
-    CcConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig, WindowConfig,
+    CcConfig, DetectorConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
@@ -36,6 +38,11 @@ pub struct CompareArgs {
     /// its own algorithm, the defaults of `docs/scenario.md` for the others).
     #[arg(long, value_delimiter = ',', conflicts_with = "mmu")]
     cc: Vec<String>,
+    /// Compare congestion detectors instead, comma-separated: red, tcd, tcd-released (the
+    /// scenario's `[switch.ecn.tcd]` parameters for its own detector, the defaults for the
+    /// others).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc"])]
+    detector: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
     #[arg(long, default_value_t = 2.0, value_parser = positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
@@ -64,6 +71,11 @@ pool; DSH: dynamic and shared headroom.";
 const CC_LEGEND: &str = "DCQCN: rate cuts on CNPs; DCTCP: cuts by the fraction of ECN-echoed \
 ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; none: line \
 rate, PFC only.";
+
+/// What the detector names mean, printed under a `--detector` table.
+const DETECTOR_LEGEND: &str = "RED: ECN marks by queue length alone; TCD: ternary congestion \
+detection, paused queues mark UE instead of CE (tcd: the paper's state machine; tcd-released: \
+the authors' released rule).";
 
 /// What the compare table's columns mean, printed under it.
 const COMPARE_LEGEND: &str = "\
@@ -201,6 +213,33 @@ fn with_cc(base: &SimConfig, name: &str) -> Result<SimConfig> {
     Ok(cfg)
 }
 
+/// The configuration of `base` with congestion detector `name`: the scenario's own
+/// parameters when it already uses it, else the detector's defaults.
+fn with_detector(base: &SimConfig, name: &str) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    if base.switch.ecn.detector.name() == name {
+        return Ok(cfg);
+    }
+    cfg.switch.ecn.detector = match name {
+        "red" => DetectorConfig::Red,
+        "tcd" => DetectorConfig::Tcd {
+            max_t_on: None,
+            threshold: None,
+        },
+        "tcd-released" => DetectorConfig::TcdReleased(ReleasedConfig::default()),
+        other => {
+            return Err(miette!(
+                "--detector: unknown detector `{other}` (expected red, tcd or tcd-released)"
+            ))
+        }
+    };
+    cfg.switch
+        .ecn
+        .validate()
+        .map_err(|reason| miette!("--detector {name}: {reason}"))?;
+    Ok(cfg)
+}
+
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
@@ -228,6 +267,12 @@ fn fmt_opt(v: Option<f64>) -> String {
 /// Runs `headroom compare`.
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let by_cc = !a.cc.is_empty();
+    let by_detector = !a.detector.is_empty();
+    for (i, d) in a.detector.iter().enumerate() {
+        if a.detector[..i].contains(d) {
+            return Err(miette!("--detector: `{d}` is listed twice"));
+        }
+    }
     if by_cc {
         for (i, c) in a.cc.iter().enumerate() {
             cc_named(c, 1)?;
@@ -238,7 +283,13 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     } else {
         check_schemes(&a.mmu)?;
     }
-    let dimension = if by_cc { "cc" } else { "scheme" };
+    let dimension = if by_cc {
+        "cc"
+    } else if by_detector {
+        "detector"
+    } else {
+        "scheme"
+    };
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let mut base = s.config.clone();
     if let Some(seed) = a.seed {
@@ -247,6 +298,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let configs: Vec<(String, SimConfig)> = if by_cc {
         a.cc.iter()
             .map(|c| with_cc(&base, c).map(|cfg| (c.clone(), cfg)))
+            .collect::<Result<_>>()?
+    } else if by_detector {
+        a.detector
+            .iter()
+            .map(|d| with_detector(&base, d).map(|cfg| (d.clone(), cfg)))
             .collect::<Result<_>>()?
     } else {
         a.mmu
@@ -331,9 +387,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             i as u32
         })
         .collect();
+    // The label column fits the longest label (`TCD-RELEASED`).
+    let w = rows.iter().map(|r| r.label.len()).max().unwrap_or(0).max(6);
     let mut table = String::new();
     let mut csv = format!(
-        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99",
+        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99,ce_marked,ue_marked,undetermined_queues",
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
@@ -342,7 +400,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     // Two header lines, each column's words split over them, so no header needs a short form.
     let _ = writeln!(
         table,
-        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
         "",
         "shared buffer",
         "headroom",
@@ -357,7 +415,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     );
     let _ = writeln!(
         table,
-        "{:<6} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
         dimension,
         "per switch",
         "per switch",
@@ -371,6 +429,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         "99th pct"
     );
     let mut json_rows = Vec::new();
+    let mut marks_lines = Vec::new();
     for row in &rows {
         let r = &row.results;
         let queue_pauses = r
@@ -404,9 +463,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             let (g50, g99) = slowdowns(r, |i| group_of.get(i) == Some(&(gi as u32)));
             groups.push(json!({"workload": g, "slowdown_p50": g50, "slowdown_p99": g99}));
         }
+        let marking = output::MarkingSummary::of(r, &row.cfg);
+        let undetermined = marking.undetermined_queues();
         let _ = write!(
             csv,
-            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{},{},{}",
+            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{}",
             row.label,
             row.shared_pool_bytes,
             row.headroom_reserved_bytes,
@@ -421,6 +482,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             finished,
             p50.map_or(String::new(), |v| format!("{v:.6}")),
             p99.map_or(String::new(), |v| format!("{v:.6}")),
+            marking.ce_marked,
+            marking.ue_marked,
+            undetermined,
         );
         for g in &groups {
             let f = |k: &str| g[k].as_f64().map_or(String::new(), |v| format!("{v:.6}"));
@@ -429,7 +493,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         csv.push('\n');
         let _ = writeln!(
             table,
-            "{:<6} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            "{:<w$} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
             row.label.to_uppercase(),
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
@@ -471,13 +535,25 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "slowdown_p50": p50,
             "slowdown_p99": p99,
             "by_workload": groups,
+            "marking": {
+                "detector": marking.detector,
+                "departures": marking.departures,
+                "ce_marked": marking.ce_marked,
+                "ue_marked": marking.ue_marked,
+                "undetermined_queues": undetermined,
+            },
         }));
+        marks_lines.push(format!(
+            "{:<w$} {}",
+            row.label.to_uppercase(),
+            output::marking_line(&marking)
+        ));
     }
     if groups_names.len() > 1 {
         let what = if by_kind { "workload kind" } else { "workload" };
         let _ = writeln!(table, "\nslowdown, median / 99th percentile, by {what}:");
         for row in &rows {
-            let mut line = format!("{:<6}", row.label.to_uppercase());
+            let mut line = format!("{:<w$}", row.label.to_uppercase());
             for (gi, g) in groups_names.iter().enumerate() {
                 let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
                 let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
@@ -485,7 +561,17 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             let _ = writeln!(table, "{line}");
         }
     }
-    let names = if by_cc { CC_LEGEND } else { SCHEMES_LEGEND };
+    let _ = writeln!(table, "\nmarks at switch egress queues:");
+    for line in &marks_lines {
+        let _ = writeln!(table, "{line}");
+    }
+    let names = if by_cc {
+        CC_LEGEND
+    } else if by_detector {
+        DETECTOR_LEGEND
+    } else {
+        SCHEMES_LEGEND
+    };
     let _ = writeln!(table, "\n{names}\n{COMPARE_LEGEND}");
     std::fs::write(out.join("compare.csv"), csv)
         .into_diagnostic()

@@ -18,6 +18,8 @@ fn repo() -> &'static Path {
 struct Window {
     ports: BTreeMap<(u32, u16), [u64; 4]>,
     victim_gbps: f64,
+    /// Plots written (only the TCD runs draw them).
+    plots: Vec<String>,
 }
 
 impl Window {
@@ -50,12 +52,12 @@ fn run(example: &str, detector: &str) -> Window {
     let file = dir.path().join("scenario.toml");
     std::fs::write(&file, scenario).expect("write scenario");
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["run", "--quiet", "--no-plots", "--out"])
-        .arg(&out)
-        .arg(&file)
-        .output()
-        .expect("the binary runs");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_headroom"));
+    cmd.args(["run", "--quiet", "--out"]).arg(&out);
+    if detector == "red" {
+        cmd.arg("--no-plots");
+    }
+    let o = cmd.arg(&file).output().expect("the binary runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let in_window = |t: f64| t > 20e6 && t <= 26e6;
     let marks = std::fs::read_to_string(out.join("marks.csv")).expect("marks.csv");
@@ -83,9 +85,15 @@ fn run(example: &str, detector: &str) -> Window {
             (f[1] == "0" && in_window(t)).then(|| f[2].parse().ok())?
         })
         .collect();
+    let plots = std::fs::read_dir(&out)
+        .expect("out dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
     Window {
         ports,
         victim_gbps: victim.iter().sum::<f64>() / victim.len().max(1) as f64,
+        plots,
     }
 }
 
@@ -119,6 +127,11 @@ fn single_congestion_point_tcd_spares_the_paused_port_and_its_victim() {
         "tcd-released: P2 marks UE: {paused:?}"
     );
     assert!(paused[3] > 0, "P2 ends intervals undetermined");
+    assert!(
+        released.plots.iter().any(|p| p == "queue_states.png"),
+        "the state timeline is drawn: {:?}",
+        released.plots
+    );
     // The paper's detector with the derived bound: undetermined at times, fewer CE marks
     // than RED (the bound is shorter than the ON periods the dynamic threshold allows).
     let paused = paper.port(p2.0, p2.1);

@@ -86,8 +86,23 @@ pub fn state_name(state: QueueState) -> &'static str {
     ["non-congestion", "congestion", "undetermined", "checking"][state_index(state)]
 }
 
+impl MarkingSummary {
+    /// The `marking` section of the summary of `results`, run with `cfg`.
+    pub fn of(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
+        summarize(results, cfg)
+    }
+
+    /// Queues that were undetermined at some departure.
+    pub fn undetermined_queues(&self) -> usize {
+        self.queues
+            .iter()
+            .filter(|q| q.departures_by_state.undetermined > 0)
+            .count()
+    }
+}
+
 /// The `marking` section of the summary.
-pub fn summarize(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
+fn summarize(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
     let fraction = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     let queues: Vec<QueueMarkingSummary> = results
         .marking
@@ -120,18 +135,14 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
     }
 }
 
-/// The text summary's line: the detector, the marks and how many queues were ever
-/// undetermined.
-pub fn summary_line(m: &MarkingSummary) -> String {
+/// The marks in one line: the detector, CE and UE counts and shares, how many queues were
+/// ever undetermined.
+pub fn marking_line(m: &MarkingSummary) -> String {
     let pct = |n: u64| 100.0 * n as f64 / m.departures.max(1) as f64;
-    let undetermined = m
-        .queues
-        .iter()
-        .filter(|q| q.departures_by_state.undetermined > 0)
-        .count();
+    let undetermined = m.undetermined_queues();
     format!(
-        "marking      detector {}: {} CE ({:.1}%), {} UE ({:.1}%) of {} data departures at \
-         {} queue(s); {} queue(s) undetermined at times",
+        "detector {}: {} CE ({:.1}%), {} UE ({:.1}%) of {} data departures at {} queue(s); \
+         {} queue(s) undetermined at times",
         m.detector,
         m.ce_marked,
         pct(m.ce_marked),

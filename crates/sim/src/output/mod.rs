@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod marking;
-pub use marking::{state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
+pub use marking::{marking_line, state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
 
 /// A flow size class: sizes in `[min_bytes, max_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -627,7 +627,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         pfc,
         drops,
         switches,
-        marking: marking::summarize(results, cfg),
+        marking: MarkingSummary::of(results, cfg),
         run,
         bytes: results.bytes,
         wall,
@@ -1083,7 +1083,7 @@ pub fn summary_table(summary: &Summary) -> String {
             s.pfc.pause_episodes, s.pfc.victim_pauses
         );
     }
-    let _ = writeln!(out, "{}", marking::summary_line(&s.marking));
+    let _ = writeln!(out, "marking      {}", marking::marking_line(&s.marking));
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()
     } else {

@@ -11,6 +11,7 @@
 //! | `fct_slowdown_cdf` | CDF of FCT slowdown (log x), all finished flows and each non-empty size bucket of [`SIZE_BUCKETS`] | no finished flow |
 //! | `buffer_occupancy` | buffer bytes in use over time, one line per switch (top 8 by peak), dashed headroom use where non-zero | no `buffer_samples` |
 //! | `pfc_timeline` | paused intervals per (node, port, priority), top 30 rows by PAUSE count | no PFC frame |
+//! | `queue_states` | congestion-detection state per sample interval of each switch egress queue ever undetermined (TCD), top 30 | no queue undetermined, or no sampling |
 //!
 //! The occupancy plot needs `buffer_samples` (taken whenever sampling is on).
 //! `queue_samples` alone are not used: they record only non-empty queues, so the instants
@@ -50,8 +51,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+mod queue_states;
+
 /// DejaVu Sans 2.37 (Bitstream Vera license; see `assets/DejaVuSans.LICENSE.txt`).
-const FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 /// Font family name every text style uses.
 const FONT: &str = "sans-serif";
 
@@ -177,6 +180,9 @@ pub fn write_plots(
     }
     if let Some(tl) = TimelineData::new(results, summary) {
         render(dir, "pfc_timeline", &mut written, &Plot::Timeline(&tl))?;
+    }
+    if let Some(st) = queue_states::StateTimeline::new(results) {
+        render(dir, "queue_states", &mut written, &Plot::States(&st))?;
     }
     Ok(written)
 }
@@ -397,6 +403,7 @@ enum Plot<'a> {
     Occupancy(&'a OccupancyData),
     Timeline(&'a TimelineData),
     Bars(&'a BarData),
+    States(&'a queue_states::StateTimeline),
 }
 
 /// Draws one plot with both backends into `<stem>.png` and `<stem>.svg`.
@@ -438,6 +445,7 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, plot: &Plot<'_>) ->
         Plot::Occupancy(d) => occupancy_chart(&root, d)?,
         Plot::Timeline(d) => timeline_chart(&root, d)?,
         Plot::Bars(d) => bar_chart(&root, d)?,
+        Plot::States(d) => queue_states::chart(&root, d)?,
     }
     root.present()
 }
