@@ -20,6 +20,9 @@ use std::collections::BTreeMap;
 /// Rows in the state timeline.
 pub(super) const MAX_ROWS: usize = 30;
 
+/// A queue's samples: (interval end, UE marks in it, state at its end).
+type Samples = Vec<(Time, u64, QueueState)>;
+
 /// One queue's row: its label and its (interval start, end, state) bars.
 struct Row {
     label: String,
@@ -46,7 +49,7 @@ fn color(state: QueueState) -> RGBColor {
 impl StateTimeline {
     /// The timeline of `results`, if some queue was ever undetermined and the run sampled.
     pub(super) fn new(results: &RunResults) -> Option<StateTimeline> {
-        let mut by_queue: BTreeMap<(u32, u16, u8), Vec<(Time, u64, QueueState)>> = BTreeMap::new();
+        let mut by_queue: BTreeMap<(u32, u16, u8), Samples> = BTreeMap::new();
         for s in &results.mark_samples {
             by_queue
                 .entry((s.node, s.port, s.queue))
