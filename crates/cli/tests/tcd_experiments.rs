@@ -167,3 +167,52 @@ fn two_congestion_points_tcd_still_marks_the_paused_root() {
     );
     assert!(fraction(red.port(p2.0, p2.1), 1) > fraction(paused_root, 1));
 }
+
+#[test]
+fn fct_experiment_with_incasts_runs_both_detectors_to_completion() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let o = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "compare",
+            "examples/tcd/fct-ws50-incast.toml",
+            "--detector",
+            "red,tcd-released",
+            "--quiet",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("the binary runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("compare.json")).expect("json"))
+            .expect("valid json");
+    let runs = doc["runs"].as_array().expect("runs");
+    let run = |d: &str| {
+        runs.iter()
+            .find(|r| r["detector"] == d)
+            .unwrap_or_else(|| panic!("a run with {d}"))
+    };
+    let (red, tcd) = (run("red"), run("tcd-released"));
+    for r in [red, tcd] {
+        assert_eq!(r["flows_finished"], r["flows"], "every flow finishes: {r}");
+        assert_eq!(r["lossless_drops"], 0);
+        assert!(
+            r["queue_pauses"].as_u64().expect("pauses") > 1000,
+            "incasts pause"
+        );
+    }
+    // The incasts' PFC pauses aggregation ports: TCD marks UE there instead of CE.
+    let marks = |r: &serde_json::Value, k: &str| r["marking"][k].as_u64().expect("count");
+    assert_eq!(marks(red, "ue_marked"), 0);
+    assert!(marks(tcd, "ue_marked") > 0);
+    assert!(marks(tcd, "ce_marked") < marks(red, "ce_marked"));
+    assert!(
+        tcd["marking"]["undetermined_queues"]
+            .as_u64()
+            .expect("count")
+            > 0
+    );
+}
