@@ -6,7 +6,7 @@ use headroom_sim::config::SimConfig;
 use headroom_sim::net::parallel::Partitioned;
 use headroom_sim::output::{self, WriteOptions};
 use headroom_sim::results::StopReason;
-use headroom_sim::{hpcc_config, scenario};
+use headroom_sim::{hpcc_config, ns3_rdma_config, scenario};
 use indicatif::{ProgressBar, ProgressStyle};
 use miette::{miette, IntoDiagnostic, NamedSource, Result, SourceSpan};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,8 @@ use std::time::Instant;
 #[derive(Args, Debug)]
 #[command(
     after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv, queues.csv/buffer.csv/rates.csv \
-(when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), and plots \
+(when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), \
+fct_ns3rdma.txt (with --ns3-rdma-config), and plots \
 (fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG. Files an earlier run \
 wrote in the same directory are removed first. Every file and column: docs/outputs.md; \
 every scenario key: docs/scenario.md.\n\nExit codes: 0 success, 2 invalid input, \
@@ -27,13 +28,18 @@ summary.json names it)."
 pub struct RunArgs {
     /// Scenario file (TOML). See examples/ for annotated scenarios.
     #[arg(
-        required_unless_present = "hpcc_config",
-        conflicts_with = "hpcc_config"
+        required_unless_present_any = ["hpcc_config", "ns3_rdma_config"],
+        conflicts_with_all = ["hpcc_config", "ns3_rdma_config"]
     )]
     scenario: Option<PathBuf>,
     /// Run an ns-3 HPCC simulator config file (mix/config.txt format) instead of a scenario.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "ns3_rdma_config")]
     hpcc_config: Option<PathBuf>,
+    /// Run a config file of the DCQCN ns-3 simulator (bobzhuyb/ns3-rdma) or of the TCD
+    /// authors' fork (Yi-ran/DCQCN-TCD) instead of a scenario; its FCT file is written
+    /// where FCT_OUTPUT_FILE says.
+    #[arg(long, value_name = "PATH")]
+    ns3_rdma_config: Option<PathBuf>,
     /// Output directory (default: out/<scenario name>).
     #[arg(long, short)]
     out: Option<PathBuf>,
@@ -152,6 +158,8 @@ struct Prepared {
     plots: bool,
     compat_hpcc: bool,
     hpcc_files: Option<(Option<PathBuf>, Option<PathBuf>)>,
+    /// With --ns3-rdma-config: where the simulator's FCT file goes.
+    ns3_rdma_fct: Option<PathBuf>,
 }
 
 fn prepare(a: &RunArgs) -> Result<Prepared> {
@@ -166,6 +174,21 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
             plots: true,
             compat_hpcc: true,
             hpcc_files: Some((run.fct_output, run.pfc_output)),
+            ns3_rdma_fct: None,
+        });
+    }
+    if let Some(path) = &a.ns3_rdma_config {
+        let run = ns3_rdma_config::load(path).map_err(|e| miette!("{e}"))?;
+        for n in &run.notes {
+            errln!("note: {n}");
+        }
+        return Ok(Prepared {
+            name: hpcc_run_name(path),
+            config: run.config,
+            plots: true,
+            compat_hpcc: false,
+            hpcc_files: None,
+            ns3_rdma_fct: run.fct_output,
         });
     }
     let path = a
@@ -182,6 +205,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
         plots: s.output.plots,
         compat_hpcc: s.output.compat_hpcc,
         hpcc_files: None,
+        ns3_rdma_fct: None,
     })
 }
 
@@ -200,6 +224,31 @@ fn hpcc_run_name(path: &Path) -> String {
         (Some(stem), _) => stem,
         (None, _) => "hpcc".into(),
     }
+}
+
+/// Writes the DCQCN/TCD simulator's FCT file as `fct_ns3rdma.txt` in `out` and copies it to
+/// `dest` (relative to the working directory, directories created); returns the first.
+fn write_ns3_rdma_fct(
+    out: &Path,
+    dest: &Path,
+    results: &headroom_sim::results::RunResults,
+    cfg: &SimConfig,
+) -> Result<PathBuf> {
+    let mine = out.join("fct_ns3rdma.txt");
+    let mut text = Vec::new();
+    ns3_rdma_config::write_fct(&mut text, results, cfg).into_diagnostic()?;
+    std::fs::write(&mine, &text)
+        .into_diagnostic()
+        .map_err(|e| e.wrap_err(format!("writing {}", mine.display())))?;
+    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .into_diagnostic()
+            .map_err(|e| e.wrap_err(format!("creating {}", parent.display())))?;
+    }
+    std::fs::write(dest, &text)
+        .into_diagnostic()
+        .map_err(|e| e.wrap_err(format!("writing {}", dest.display())))?;
+    Ok(mine)
 }
 
 /// The machine's cores: the most threads a run uses unless told.
@@ -370,6 +419,10 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
                 files.push(dest.clone());
             }
         }
+    }
+    if let Some(dest) = &p.ns3_rdma_fct {
+        files.push(write_ns3_rdma_fct(&out, dest, &results, &cfg)?);
+        files.push(dest.clone());
     }
     if p.plots && !a.no_plots {
         files.extend(

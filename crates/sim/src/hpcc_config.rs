@@ -58,8 +58,9 @@
 //! directory. Output files stay relative to the working directory. A returned
 //! [`HpccRun`]'s config has passed [`SimConfig::validate`]. Parsing never panics.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use crate::ns3_files::{input_path, ns3_rate, seconds, ConfError};
 
 use crate::config::{
     Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig,
@@ -73,7 +74,7 @@ use headroom_mech::cc::{
 };
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::PfcConfig;
-use headroom_mech::units::{parse_rate, Rate, Time};
+use headroom_mech::units::{Rate, Time};
 
 /// An HPCC simulator run translated for headroom.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +103,7 @@ pub enum HpccConfigError {
         source: std::io::Error,
     },
     /// A key is missing, unknown, malformed or unsupported, or a file it names is invalid.
-    #[error("{}: {key}: {reason}", location(.path, *.line))]
+    #[error("{}: {key}: {reason}", crate::ns3_files::location(.path, *.line))]
     Invalid {
         /// The config file.
         path: PathBuf,
@@ -115,13 +116,19 @@ pub enum HpccConfigError {
     },
 }
 
-fn location(path: &Path, line: usize) -> String {
-    if line == 0 {
-        path.display().to_string()
-    } else {
-        format!("{}:{line}", path.display())
+impl From<ConfError> for HpccConfigError {
+    fn from(e: ConfError) -> Self {
+        HpccConfigError::Invalid {
+            path: e.path,
+            line: e.line,
+            key: e.key,
+            reason: e.reason,
+        }
     }
 }
+
+/// The parsed config, making [`HpccConfigError`]s.
+type Conf<'a> = crate::ns3_files::Conf<'a, HpccConfigError>;
 
 /// The simulator's default for `BUFFER_SIZE` (MB, `third.cc`'s `buffer_size`).
 const DEFAULT_BUFFER_MB: u64 = 16;
@@ -237,32 +244,14 @@ pub fn load(path: &Path) -> Result<HpccRun, HpccConfigError> {
     parse(&text, path)
 }
 
-/// Where the input file `written` (the value of `key` in the config at `config`) is: as
-/// written if it exists relative to the working directory (or is absolute), else relative
-/// to the config's directory if it exists there (noted), else as written (for the error).
-fn input_path(config: &Path, key: &str, written: &str, notes: &mut Vec<String>) -> PathBuf {
-    let as_written = PathBuf::from(written);
-    if as_written.is_absolute() || as_written.exists() {
-        return as_written;
-    }
-    let beside = config.parent().map(|d| d.join(written));
-    match beside {
-        Some(p) if p.exists() => {
-            notes.push(format!(
-                "{key}: {written} is not in the working directory; read {} (relative to the \
-                 config file)",
-                p.display()
-            ));
-            p
-        }
-        _ => as_written,
-    }
-}
-
 /// Translates the text of an HPCC config file; `path` names it in errors. The topology and
 /// flow files it names are read (relative to the current directory).
 pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
-    let c = Conf::read(text, path)?;
+    let c = Conf::read(text, path, "the HPCC simulator", |key| {
+        USED.contains(&key)
+            || IGNORED.iter().any(|(k, _)| *k == key)
+            || CC_KEYS.iter().any(|(k, _, _)| *k == key)
+    })?;
     let mut notes = Vec::new();
     let mut link_failures = Vec::new();
 
@@ -727,171 +716,4 @@ fn first_host_rate(topo: &Topology) -> Option<Rate> {
         .iter()
         .find(|l| l.a == h || l.b == h)
         .map(|l| l.rate)
-}
-
-/// Seconds as a `Time`, rounded to the picosecond; `None` if negative, not finite or too
-/// large.
-fn seconds(s: f64) -> Option<Time> {
-    let ps = (s * 1e12).round();
-    (s.is_finite() && s >= 0.0 && ps < u64::MAX as f64).then_some(Time(ps as u64))
-}
-
-/// A rate as ns-3's `DataRate` reads it: with a unit (`50Mb/s`, `100Gbps`), or a bare
-/// integer of bit/s.
-fn ns3_rate(s: &str) -> Option<Rate> {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.parse::<u64>().ok().map(Rate);
-    }
-    parse_rate(s).ok()
-}
-
-/// One line of the config.
-struct Line<'a> {
-    line: usize,
-    values: Vec<&'a str>,
-}
-
-/// The parsed key/value lines of a config file.
-struct Conf<'a> {
-    path: &'a Path,
-    entries: BTreeMap<&'a str, Line<'a>>,
-}
-
-impl<'a> Conf<'a> {
-    fn read(text: &'a str, path: &'a Path) -> Result<Self, HpccConfigError> {
-        let mut entries: BTreeMap<&str, Line> = BTreeMap::new();
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
-            let content = raw.split('#').next().unwrap_or("");
-            let mut tokens = content.split_whitespace();
-            let Some(key) = tokens.next() else { continue };
-            let known = USED.contains(&key)
-                || IGNORED.iter().any(|(k, _)| *k == key)
-                || CC_KEYS.iter().any(|(k, _, _)| *k == key);
-            let err = |reason: String| HpccConfigError::Invalid {
-                path: path.to_path_buf(),
-                line,
-                key: key.to_string(),
-                reason,
-            };
-            if !known {
-                return Err(err(format!("unknown key `{key}`")));
-            }
-            if let Some(prev) = entries.get(key) {
-                return Err(err(format!("given twice (first on line {})", prev.line)));
-            }
-            entries.insert(
-                key,
-                Line {
-                    line,
-                    values: tokens.collect(),
-                },
-            );
-        }
-        Ok(Conf { path, entries })
-    }
-
-    fn line_of(&self, key: &str) -> usize {
-        self.entries.get(key).map_or(0, |e| e.line)
-    }
-
-    fn err(&self, key: &str, reason: impl Into<String>) -> HpccConfigError {
-        self.err_at(self.line_of(key), key, reason)
-    }
-
-    fn err_at(&self, line: usize, key: &str, reason: impl Into<String>) -> HpccConfigError {
-        HpccConfigError::Invalid {
-            path: self.path.to_path_buf(),
-            line,
-            key: key.to_string(),
-            reason: reason.into(),
-        }
-    }
-
-    fn missing(&self, key: &str) -> HpccConfigError {
-        self.err_at(
-            0,
-            key,
-            format!("missing: add a `{key}` line (the HPCC simulator has no usable default)"),
-        )
-    }
-
-    fn values(&self, key: &str) -> Result<Option<(usize, &[&'a str])>, HpccConfigError> {
-        Ok(self.entries.get(key).map(|e| (e.line, e.values.as_slice())))
-    }
-
-    /// The single value of `key`, if present.
-    fn one(&self, key: &str) -> Result<Option<&'a str>, HpccConfigError> {
-        match self.entries.get(key) {
-            None => Ok(None),
-            Some(e) => match e.values.as_slice() {
-                [v] => Ok(Some(v)),
-                [] => Err(self.err(key, "missing value")),
-                more => Err(self.err(key, format!("expected one value, found {}", more.len()))),
-            },
-        }
-    }
-
-    fn req_one(&self, key: &str) -> Result<&'a str, HpccConfigError> {
-        self.one(key)?.ok_or_else(|| self.missing(key))
-    }
-
-    fn num<T: std::str::FromStr>(
-        &self,
-        key: &str,
-        what: &str,
-    ) -> Result<Option<T>, HpccConfigError> {
-        match self.one(key)? {
-            None => Ok(None),
-            Some(s) => s
-                .parse::<T>()
-                .map(Some)
-                .map_err(|_| self.err(key, format!("`{s}` is not {what}"))),
-        }
-    }
-
-    /// A 0/1 switch.
-    fn flag(&self, key: &str) -> Result<Option<bool>, HpccConfigError> {
-        match self.one(key)? {
-            None => Ok(None),
-            Some("0") => Ok(Some(false)),
-            Some("1") => Ok(Some(true)),
-            Some(s) => Err(self.err(key, format!("expected 0 or 1, found `{s}`"))),
-        }
-    }
-
-    /// A map `<n> <rate bit/s> <value> ...` (required).
-    fn rate_map<T>(
-        &self,
-        key: &str,
-        what: &str,
-        value: impl Fn(&str) -> Option<T>,
-    ) -> Result<BTreeMap<Rate, T>, HpccConfigError> {
-        let e = self.entries.get(key).ok_or_else(|| self.missing(key))?;
-        let v = &e.values;
-        let n: usize = v
-            .first()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| self.err(key, "expected `<n> <rate bit/s> <value> ...`"))?;
-        if v.len() != 1 + 2 * n.min(v.len()) {
-            return Err(self.err(
-                key,
-                format!(
-                    "declares {n} entries, so expected {} values after the count, found {}",
-                    n.saturating_mul(2),
-                    v.len() - 1
-                ),
-            ));
-        }
-        let mut out = BTreeMap::new();
-        for pair in v[1..].chunks(2) {
-            let rate = pair[0]
-                .parse::<u64>()
-                .map_err(|_| self.err(key, format!("`{}` is not a rate in bit/s", pair[0])))?;
-            let val = value(pair[1])
-                .ok_or_else(|| self.err(key, format!("`{}` is not {what}", pair[1])))?;
-            out.insert(Rate(rate), val);
-        }
-        Ok(out)
-    }
 }

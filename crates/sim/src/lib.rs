@@ -24,6 +24,8 @@ pub mod engine;
 pub mod hpcc_config;
 pub mod input;
 pub mod net;
+pub mod ns3_files;
+pub mod ns3_rdma_config;
 pub mod output;
 pub mod results;
 pub mod routing;

@@ -40,7 +40,7 @@ fn err(path: &str, line: usize, reason: impl Into<String>) -> WorkloadError {
 
 /// Decimal seconds to picoseconds, rounded to nearest (ties away from zero); `None` if the
 /// text is not a non-negative number or the time does not fit in a `u64`.
-fn seconds_to_ps(s: &str) -> Option<u64> {
+pub(crate) fn seconds_to_ps(s: &str) -> Option<u64> {
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     let plain = !(int.is_empty() && frac.is_empty())
         && int.bytes().all(|b| b.is_ascii_digit())

@@ -9,6 +9,7 @@
 pub mod cdf;
 pub mod generators;
 pub mod hpcc;
+pub mod ns3_rdma;
 
 use crate::topology::NodeId;
 use headroom_mech::units::Time;
