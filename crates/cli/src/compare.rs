@@ -544,7 +544,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             },
         }));
         marks_lines.push(format!(
-            "{:<w$} {}",
+            "  {:<w$} {}",
             row.label.to_uppercase(),
             output::marking_line(&marking)
         ));

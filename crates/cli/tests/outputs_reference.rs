@@ -31,6 +31,12 @@ headroom = "dsh"
 scheme = "dsh"
 lossless = [3]
 
+[switch.ecn]
+detector = "tcd-released"   # a NIC buffer pauses the switch: queue_states has a row
+
+[host]
+nic_buffer = { size = "1MiB", xoff = "64KiB", xon = "32KiB", drain = "50Gbps" }
+
 [host.cc]
 algorithm = "none"
 
