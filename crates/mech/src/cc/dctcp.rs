@@ -142,6 +142,24 @@ mod tests {
     }
 
     #[test]
+    fn a_ue_echo_is_an_unmarked_ack() {
+        let mut ue = sender();
+        let mut none = sender();
+        for (d, echo) in [(&mut ue, Mark::Ue), (&mut none, Mark::None)] {
+            d.on_ack(&Ack {
+                echo,
+                ..ack(1000, 10_000, false)
+            });
+            d.on_ack(&Ack {
+                echo,
+                ..ack(11_000, 20_000, false)
+            });
+        }
+        assert_eq!(ue.rate(), none.rate());
+        assert_eq!(ue.alpha(), none.alpha());
+    }
+
+    #[test]
     fn first_echo_halves_the_rate_and_enters_cwr() {
         let mut d = sender();
         d.on_ack(&ack(1000, 10_000, true));

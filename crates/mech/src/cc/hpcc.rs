@@ -237,6 +237,26 @@ mod tests {
     }
 
     #[test]
+    fn echoed_marks_change_nothing() {
+        let mut plain = sender(cfg());
+        let mut marked = sender(cfg());
+        for (h, echo) in [(&mut plain, Mark::None), (&mut marked, Mark::Ue)] {
+            h.on_ack(&ack(1000, 10_000), &stack(0, 0, 64_000));
+            let a = Ack {
+                echo,
+                ..ack(11_000, 20_000)
+            };
+            h.on_ack(&a, &stack(10_000, 125_056, 64_000));
+            let a = Ack {
+                echo: Mark::Ce,
+                ..ack(21_000, 30_000)
+            };
+            h.on_ack(&a, &stack(20_000, 250_112, 64_000));
+        }
+        assert_eq!(plain.rate(), marked.rate());
+    }
+
+    #[test]
     fn a_saturated_link_with_a_queue_cuts_multiplicatively() {
         let mut h = sender(cfg());
         h.on_ack(&ack(1000, 10_000), &stack(0, 0, 64_000));

@@ -41,12 +41,9 @@ use headroom_mech::PRIORITIES;
 pub(super) struct Marking {
     /// Congestion points, a port's marking queues together in queue order.
     points: Vec<CongestionPoint>,
-    /// Per global port: the index of its first congestion point (`u32::MAX`: a host port).
-    base: Vec<u32>,
-    /// Per RED class (`Port::red_class`): bit `q` set when queue `q` marks.
-    masks: Vec<u8>,
     /// Per global port and queue (`port x 8 + queue`): its congestion point (`u32::MAX`:
-    /// none). One load on the per-packet path.
+    /// none: a host port, a queue that does not mark or carries no data). One load on the
+    /// per-packet path.
     slots: Vec<u32>,
     /// The detector reads pause history (TCD).
     reads_pauses: bool,
@@ -69,29 +66,20 @@ impl Marking {
     ) -> Marking {
         // Data packets travel in their flow's priority: other queues never decide a mark.
         let data_prios = cfg.flows.iter().fold(0u8, |m, f| m | 1 << f.prio);
-        let masks: Vec<u8> = red
-            .iter()
-            .map(|queues| {
-                (0..PRIORITIES)
-                    .filter(|&q| queues[q].is_some())
-                    .fold(0u8, |m, q| m | 1 << q)
-                    & data_prios
-            })
-            .collect();
         let mut m = Marking {
-            masks,
             reads_pauses: cfg.switch.ecn.detector != DetectorConfig::Red,
+            slots: vec![u32::MAX; ports.len() * PRIORITIES],
             ..Marking::default()
         };
-        for p in ports {
+        for (gp, p) in ports.iter().enumerate() {
             if !matches!(slots[p.node as usize], Slot::Switch(_)) {
-                m.base.push(u32::MAX);
                 continue;
             }
-            // At most 8 per port and 2^32 / 8 ports (the engine's port limit is lower).
-            m.base.push(m.points.len() as u32);
-            let class = usize::from(p.red_class);
-            for red in red[class].iter().flatten() {
+            let queues = red[usize::from(p.red_class)].iter().enumerate();
+            for (q, red) in queues.filter(|&(q, _)| data_prios & (1 << q) != 0) {
+                let Some(red) = red else {
+                    continue; // this queue does not mark
+                };
                 let (detector, max_t_on) = match cfg.switch.ecn.detector {
                     DetectorConfig::Red => (Detector::Red, None),
                     DetectorConfig::Tcd {
@@ -109,6 +97,8 @@ impl Marking {
                         (Detector::Tcd(TcdDetector::released(c)), None)
                     }
                 };
+                // Below 2^32: at most 8 per port, and the engine's port limit is 2^21.
+                m.slots[gp * PRIORITIES + q] = m.points.len() as u32;
                 m.points.push(CongestionPoint::new(detector));
                 m.max_t_on.extend(max_t_on);
             }
@@ -116,28 +106,19 @@ impl Marking {
         if cfg.record.sample_interval.is_some() {
             m.sampled = vec![[0; 3]; m.points.len()];
         }
-        m.slots = (0..ports.len() * PRIORITIES)
-            .map(|i| {
-                let (port, q) = (i / PRIORITIES, i % PRIORITIES);
-                let class = usize::from(ports[port].red_class);
-                // Below 2^32: `index` counts congestion points.
-                m.index(port as u32, class, q)
-                    .map_or(u32::MAX, |x| x as u32)
-            })
-            .collect();
         m
     }
 
-    /// The congestion point of queue `q` of global port `port` in RED class `class`, if
-    /// that queue marks.
+    /// The congestion point of queue `q` of global port `port`, if it has one.
     #[inline(always)]
-    fn index(&self, port: u32, class: usize, q: usize) -> Option<usize> {
-        let mask = self.masks[class];
-        if mask & (1 << q) == 0 || self.base[port as usize] == u32::MAX {
-            return None;
-        }
-        let below = (mask & ((1u8 << q) - 1)).count_ones() as usize;
-        Some(self.base[port as usize] as usize + below)
+    fn index(&self, port: u32, q: usize) -> Option<usize> {
+        let i = self.slots[port as usize * PRIORITIES + q];
+        (i != u32::MAX).then_some(i as usize)
+    }
+
+    /// The queues of global port `port` with a congestion point, and theirs.
+    fn queues(&self, port: u32) -> impl Iterator<Item = (u8, usize)> + '_ {
+        (0..PRIORITIES as u8).filter_map(move |q| Some((q, self.index(port, usize::from(q))?)))
     }
 
     /// The max(T_on) values in use: (value, number of queues), in value order.
@@ -207,11 +188,9 @@ impl Simulation {
                 p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
             }
         };
-        let i = self.marking.slots[port as usize * PRIORITIES + q];
-        if i == u32::MAX {
+        let Some(i) = self.marking.index(port, q) else {
             return;
-        }
-        let i = i as usize;
+        };
         let now = self.now;
         if self.marking.reads_pauses {
             let episode = self.ports[port as usize].pause.last_pause(now, q as u8);
@@ -229,17 +208,16 @@ impl Simulation {
     /// pause history up to now. Called before a PFC frame changes the port's timers, so no
     /// episode goes unseen.
     pub(super) fn report_pauses(&mut self, port: u32, classes: u8) {
-        if !self.marking.reads_pauses || self.marking.base[port as usize] == u32::MAX {
+        if !self.marking.reads_pauses {
             return;
         }
         let now = self.now;
         let p = &self.ports[port as usize];
-        let class = usize::from(p.red_class);
-        let mut rest = classes & self.marking.masks[class];
-        while rest != 0 {
-            let q = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if let Some(i) = self.marking.index(port, class, q) {
+        for q in 0..PRIORITIES {
+            if classes & (1 << q) == 0 {
+                continue;
+            }
+            if let Some(i) = self.marking.index(port, q) {
                 let episode = p.pause.last_pause(now, q as u8);
                 let queue = u64::from(p.queues[q].bytes);
                 self.marking.points[i].on_flow_control(now, episode, queue);
@@ -257,15 +235,11 @@ impl Simulation {
             for port in self.switches[sw].ports() {
                 self.report_pauses(port, 0xff);
                 let p = &self.ports[port as usize];
-                let Some(first) = self.marking.index_first(port) else {
-                    continue;
-                };
-                let class = usize::from(p.red_class);
-                let mut mask = self.marking.masks[class];
-                let mut i = first;
-                while mask != 0 {
-                    let q = mask.trailing_zeros() as u8;
-                    mask &= mask - 1;
+                let peer = self.ports[p.peer as usize].node;
+                for q in 0..PRIORITIES {
+                    let Some(i) = self.marking.index(port, q) else {
+                        continue;
+                    };
                     let cp = &self.marking.points[i];
                     let now = cp.counts();
                     let last = std::mem::replace(&mut self.marking.sampled[i], now);
@@ -274,15 +248,14 @@ impl Simulation {
                             time: self.now,
                             node: p.node,
                             port: p.local,
-                            peer: self.ports[p.peer as usize].node,
-                            queue: q,
+                            peer,
+                            queue: q as u8,
                             departures: now[0] - last[0],
                             ce_marked: now[1] - last[1],
                             ue_marked: now[2] - last[2],
                             state: cp.state(),
                         });
                     }
-                    i += 1;
                 }
             }
         }
@@ -298,15 +271,9 @@ impl Simulation {
             }
             for port in sw.ports() {
                 let p = &self.ports[port as usize];
-                let Some(mut i) = self.marking.index_first(port) else {
-                    continue;
-                };
-                let mut mask = self.marking.masks[usize::from(p.red_class)];
-                while mask != 0 {
-                    let q = mask.trailing_zeros() as u8;
-                    mask &= mask - 1;
-                    if self.marking.points[i].counts()[0] == 0 {
-                        i += 1;
+                for (q, i) in self.marking.queues(port) {
+                    let cp = &self.marking.points[i];
+                    if cp.counts()[0] == 0 {
                         continue;
                     }
                     out.push(QueueMarking {
@@ -315,20 +282,11 @@ impl Simulation {
                         peer: self.ports[p.peer as usize].node,
                         queue: q,
                         max_t_on: self.marking.max_t_on.get(i).copied(),
-                        totals: self.marking.points[i].totals_at(self.now),
+                        totals: cp.totals_at(self.now),
                     });
-                    i += 1;
                 }
             }
         }
         out
-    }
-}
-
-impl Marking {
-    /// The index of `port`'s first congestion point, if it is a switch port with any.
-    fn index_first(&self, port: u32) -> Option<usize> {
-        let b = self.base[port as usize];
-        (b != u32::MAX).then_some(b as usize)
     }
 }
