@@ -7,6 +7,8 @@
 //! for the README and for comparing builds.
 
 use clap::Args;
+use headroom_mech::tcd::ReleasedConfig;
+use headroom_sim::config::DetectorConfig;
 use headroom_sim::hpcc_config;
 use miette::{miette, Result};
 use std::path::PathBuf;
@@ -48,6 +50,11 @@ pub struct BenchArgs {
     /// for that mode as the HPCC simulator's `run.py` writes it.
     #[arg(long, value_enum, default_value = "dcqcn")]
     cc: CcMode,
+    /// The same benchmark with another congestion detector at the switches: red (the
+    /// config's), tcd (the paper's state machine, max(T_on) derived per port) or
+    /// tcd-released (the authors' rule, 40 us); senders hold on UE-only CNPs.
+    #[arg(long, value_parser = ["red", "tcd", "tcd-released"], default_value = "red")]
+    detector: String,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -64,7 +71,20 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .hpcc_config
         .clone()
         .unwrap_or_else(|| PathBuf::from(a.cc.config()));
-    let run = hpcc_config::load(&path).map_err(|e| miette!("{e}"))?;
+    let mut run = hpcc_config::load(&path).map_err(|e| miette!("{e}"))?;
+    run.config.switch.ecn.detector = match a.detector.as_str() {
+        "tcd" => DetectorConfig::Tcd {
+            max_t_on: None,
+            threshold: None,
+        },
+        "tcd-released" => DetectorConfig::TcdReleased(ReleasedConfig::default()),
+        _ => DetectorConfig::Red,
+    };
+    run.config
+        .switch
+        .ecn
+        .validate()
+        .map_err(|reason| miette!("--detector {}: {reason}", a.detector))?;
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
     let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;

@@ -87,6 +87,8 @@ struct TcdPoint {
     seen_pause: Option<Time>,
     /// End of the last pause episode reported to the detector.
     seen_resume: Option<Time>,
+    /// The pause timers' bound (`PauseTimers::latest_until`) at the last report.
+    reported_until: Time,
 }
 
 impl CongestionPoint {
@@ -106,6 +108,7 @@ impl CongestionPoint {
                     departures_in: [0; 4],
                     seen_pause: None,
                     seen_resume: None,
+                    reported_until: Time::ZERO,
                 })),
             },
         }
@@ -151,17 +154,39 @@ impl CongestionPoint {
         t
     }
 
+    /// Whether the pause history may hold something not yet reported, given the port's
+    /// pause timers' bound `latest_until` (no timer runs at or after it): a timer ran or
+    /// runs after the last report, or one may still change. RED never wants it. Lets a
+    /// driver skip reading the timers on the per-packet path of a port that is not paused.
+    #[inline(always)]
+    pub fn wants_flow_control(&self, now: Time, latest_until: Time) -> bool {
+        self.tcd
+            .as_ref()
+            .is_some_and(|t| latest_until > now || latest_until != t.reported_until)
+    }
+
     /// Reports the queue's latest pause episode at `now` (`None`: it was never paused):
-    /// its start and its end (after `now` while it lasts). `queue`: the queue's bytes now,
-    /// taken as its length at the resume if the episode has ended since the last report.
-    pub fn on_flow_control(&mut self, now: Time, episode: Option<(Time, Time)>, queue: u64) {
+    /// its start and its end (after `now` while it lasts), and the timers' bound
+    /// `latest_until`. `queue`: the queue's bytes now, taken as its length at the resume if
+    /// the episode has ended since the last report.
+    pub fn on_flow_control(
+        &mut self,
+        now: Time,
+        episode: Option<(Time, Time)>,
+        latest_until: Time,
+        queue: u64,
+    ) {
         let CongestionPoint {
             tcd,
             time_in,
             since,
             ..
         } = self;
-        let (Some((start, end)), Some(t)) = (episode, tcd.as_mut()) else {
+        let Some(t) = tcd.as_mut() else {
+            return;
+        };
+        t.reported_until = latest_until;
+        let Some((start, end)) = episode else {
             return;
         };
         if t.seen_pause.is_none_or(|s| start > s) {
@@ -252,7 +277,7 @@ mod tests {
         assert_eq!(t.departures_in, [2, 1, 0, 0]);
         assert_eq!(t.time_in, [us(25), us(5), Time::ZERO, Time::ZERO]);
         // Flow control changes nothing for RED.
-        cp.on_flow_control(us(31), Some((us(30), us(31))), 5000);
+        cp.on_flow_control(us(31), Some((us(30), us(31))), us(31), 5000);
         assert_eq!(cp.state(), QueueState::NonCongestion);
     }
 
@@ -267,12 +292,13 @@ mod tests {
     fn an_episode_is_one_pause_and_one_resume_however_often_it_is_reported() {
         let mut cp = paper();
         // A pause running from 5 us: undetermined from its start.
-        cp.on_flow_control(us(6), Some((us(5), us(8))), 0);
+        cp.on_flow_control(us(6), Some((us(5), us(8))), us(8), 0);
         assert_eq!(cp.state(), QueueState::Undetermined);
-        cp.on_flow_control(us(7), Some((us(5), us(9))), 0); // extended, still running
-                                                            // Ended at 9 us with 20 KB queued; reported twice.
-        cp.on_flow_control(us(12), Some((us(5), us(9))), 20_000);
-        cp.on_flow_control(us(13), Some((us(5), us(9))), 1);
+        cp.on_flow_control(us(7), Some((us(5), us(9))), us(9), 0); // extended, still running
+                                                                   // Ended at 9 us with 20 KB queued; reported twice.
+        cp.on_flow_control(us(12), Some((us(5), us(9))), us(9), 20_000);
+        assert!(!cp.wants_flow_control(us(13), us(9)), "nothing new since");
+        cp.on_flow_control(us(13), Some((us(5), us(9))), us(9), 1);
         assert_eq!(cp.on_departure(us(14), 30_000, true), Mark::Ue);
         // ON for 10 us since 9 us: still undetermined. Then above the threshold and not
         // below the 20 KB at the resume (the second report's 1 B was ignored): congestion.
@@ -294,7 +320,8 @@ mod tests {
         let mut cp = CongestionPoint::new(Detector::Tcd(TcdDetector::released(
             ReleasedConfig::default(),
         )));
-        cp.on_flow_control(us(10), Some((us(1), us(2))), 0);
+        assert!(cp.wants_flow_control(us(10), us(2)));
+        cp.on_flow_control(us(10), Some((us(1), us(2))), us(2), 0);
         assert_eq!(
             cp.state(),
             QueueState::Undetermined,
@@ -302,7 +329,8 @@ mod tests {
         );
         assert_eq!(cp.on_departure(us(100), 0, false), Mark::None);
         assert_eq!(cp.state(), QueueState::Congestion);
-        cp.on_flow_control(us(200), Some((us(150), us(160))), 0);
+        assert!(cp.wants_flow_control(us(200), us(160)), "a later episode");
+        cp.on_flow_control(us(200), Some((us(150), us(160))), us(160), 0);
         assert_eq!(cp.on_departure(us(170), 0, false), Mark::Ue);
     }
 
@@ -315,7 +343,8 @@ mod tests {
     #[test]
     fn no_episode_changes_nothing() {
         let mut cp = paper();
-        cp.on_flow_control(us(1), None, 0);
+        assert!(!cp.wants_flow_control(us(1), Time::ZERO), "never paused");
+        cp.on_flow_control(us(1), None, Time::ZERO, 0);
         assert_eq!(cp, paper());
     }
 }

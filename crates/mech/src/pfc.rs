@@ -198,6 +198,13 @@ impl PauseTimers {
         self.from[p] <= now && now < self.until[p]
     }
 
+    /// No timer runs at or after this time (an upper bound: a RESUME that cuts a timer short
+    /// leaves it); changes only when a PAUSE arrives.
+    #[inline]
+    pub fn latest_until(&self) -> Time {
+        self.latest_until
+    }
+
     /// Whether `prio` may not start a frame at `now` (its class or its port is paused).
     #[inline]
     pub fn is_paused(&self, now: Time, prio: u8) -> bool {

@@ -60,7 +60,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ns3_files::{input_path, ns3_rate, seconds, ConfError};
+use crate::ns3_files::{input_path, ns3_rate, seconds};
 
 use crate::config::{
     Admission, AlphaPolicy, CcConfig, ConfigError, EcnPoint, HeadroomSizing, SimConfig,
@@ -90,42 +90,8 @@ pub struct HpccRun {
     pub notes: Vec<String>,
 }
 
-/// Why an HPCC config file could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum HpccConfigError {
-    /// The config file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
-    Io {
-        /// The config file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A key is missing, unknown, malformed or unsupported, or a file it names is invalid.
-    #[error("{}: {key}: {reason}", crate::ns3_files::location(.path, *.line))]
-    Invalid {
-        /// The config file.
-        path: PathBuf,
-        /// 1-based line of the key (0 when the key is missing).
-        line: usize,
-        /// The key, e.g. `CC_MODE`.
-        key: String,
-        /// What is wrong (for errors in a referenced file, starting with `file:line:`).
-        reason: String,
-    },
-}
-
-impl From<ConfError> for HpccConfigError {
-    fn from(e: ConfError) -> Self {
-        HpccConfigError::Invalid {
-            path: e.path,
-            line: e.line,
-            key: e.key,
-            reason: e.reason,
-        }
-    }
-}
+/// Why the HPCC simulator's config could not be used.
+pub use crate::ns3_files::Ns3ConfigError as HpccConfigError;
 
 /// The parsed config, making [`HpccConfigError`]s.
 type Conf<'a> = crate::ns3_files::Conf<'a, HpccConfigError>;

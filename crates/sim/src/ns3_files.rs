@@ -14,8 +14,46 @@ use std::path::{Path, PathBuf};
 
 use headroom_mech::units::{parse_rate, Rate, Time};
 
-/// A key of a config file that is missing, malformed or unsupported. Each reader turns it
-/// into its own error's `Invalid` variant (same fields, same message).
+/// Why an ns-3 simulator config (the HPCC simulator's or the DCQCN/TCD one's) could not be
+/// used: both readers return it (as `HpccConfigError` and `Ns3RdmaConfigError`).
+#[derive(Debug, thiserror::Error)]
+pub enum Ns3ConfigError {
+    /// The config file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A key is missing, unknown, malformed or unsupported, or a file it names is invalid.
+    #[error("{}: {key}: {reason}", location(.path, *.line))]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the key (0 when the key is missing).
+        line: usize,
+        /// The key, e.g. `CC_MODE`.
+        key: String,
+        /// What is wrong (for errors in a referenced file, starting with `file:line:`).
+        reason: String,
+    },
+}
+
+impl From<ConfError> for Ns3ConfigError {
+    fn from(e: ConfError) -> Self {
+        Ns3ConfigError::Invalid {
+            path: e.path,
+            line: e.line,
+            key: e.key,
+            reason: e.reason,
+        }
+    }
+}
+
+/// A key of a config file that is missing, malformed or unsupported; it becomes
+/// [`Ns3ConfigError::Invalid`] (same fields, same message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfError {
     /// The config file.

@@ -77,7 +77,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{
     Admission, AlphaPolicy, CcConfig, CnpMode, ConfigError, DetectorConfig, EcnPoint, SimConfig,
 };
-use crate::ns3_files::{input_path, ns3_rate, seconds, ConfError};
+use crate::ns3_files::{input_path, ns3_rate, seconds};
 use crate::topology::{NodeId, NodeKind, Topology};
 use crate::workload::FlowSpec;
 use headroom_mech::buffer::Alpha;
@@ -101,42 +101,8 @@ pub struct Ns3RdmaRun {
     pub notes: Vec<String>,
 }
 
-/// Why a DCQCN/TCD simulator config could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum Ns3RdmaConfigError {
-    /// The config file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
-    Io {
-        /// The config file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A key is missing, unknown, malformed or unsupported, or a file it names is invalid.
-    #[error("{}: {key}: {reason}", crate::ns3_files::location(.path, *.line))]
-    Invalid {
-        /// The config file.
-        path: PathBuf,
-        /// 1-based line of the key (0 when the key is missing).
-        line: usize,
-        /// The key, e.g. `ROOTECN_INTERVAL`.
-        key: String,
-        /// What is wrong (for errors in a referenced file, starting with `file:line:`).
-        reason: String,
-    },
-}
-
-impl From<ConfError> for Ns3RdmaConfigError {
-    fn from(e: ConfError) -> Self {
-        Ns3RdmaConfigError::Invalid {
-            path: e.path,
-            line: e.line,
-            key: e.key,
-            reason: e.reason,
-        }
-    }
-}
+/// Why the DCQCN/TCD simulator's config could not be used.
+pub use crate::ns3_files::Ns3ConfigError as Ns3RdmaConfigError;
 
 type Conf<'a> = crate::ns3_files::Conf<'a, Ns3RdmaConfigError>;
 

@@ -193,9 +193,14 @@ impl Simulation {
         };
         let now = self.now;
         if self.marking.reads_pauses {
-            let episode = self.ports[port as usize].pause.last_pause(now, q as u8);
-            let before = qlen + u64::from(self.arena.get(pkt).size);
-            self.marking.points[i].on_flow_control(now, episode, before);
+            let timers = &self.ports[port as usize].pause;
+            let latest = timers.latest_until();
+            let cp = &mut self.marking.points[i];
+            if cp.wants_flow_control(now, latest) {
+                let episode = timers.last_pause(now, q as u8);
+                let before = qlen + u64::from(self.arena.get(pkt).size);
+                cp.on_flow_control(now, episode, latest, before);
+            }
         }
         let mark = self.marking.points[i].on_departure(now, qlen, red_marks);
         if mark != Mark::None {
@@ -220,7 +225,8 @@ impl Simulation {
             if let Some(i) = self.marking.index(port, q) {
                 let episode = p.pause.last_pause(now, q as u8);
                 let queue = u64::from(p.queues[q].bytes);
-                self.marking.points[i].on_flow_control(now, episode, queue);
+                let latest = p.pause.latest_until();
+                self.marking.points[i].on_flow_control(now, episode, latest, queue);
             }
         }
     }
