@@ -1180,23 +1180,8 @@ fn timeline_chart<DB: DrawingBackend>(
     };
     // Colors tell priorities apart; the row labels name them, so no legend is needed.
     let (plot, _) = layout(root, &title, &[])?;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(20)
-        .x_label_area_size(70)
-        .y_label_area_size(label_w + 60)
-        .build_cartesian_2d(0f64..x_end, -0.5f64..(n as f64 - 0.5))?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("simulated time ({tunit})"))
-        .y_desc("node / port / priority")
-        .axis_desc_style(axis_desc_style())
-        .label_style(label_style())
-        .x_label_formatter(&|v| tick(*v))
-        .y_labels(0)
-        .y_label_formatter(&|_| String::new())
-        .disable_y_mesh()
-        .light_line_style(GREY_300.mix(0.4))
-        .draw()?;
+    let x_desc = format!("simulated time ({tunit})");
+    let mut chart = row_chart(&plot, label_w, x_end, n, &x_desc, "node / port / priority")?;
     // Bars narrower than two pixels are widened so short pauses stay visible.
     let plot_w = f64::from(chart.plotting_area().dim_in_pixel().0.max(1));
     let min_w = 2.0 * x_end / plot_w;
@@ -1215,10 +1200,56 @@ fn timeline_chart<DB: DrawingBackend>(
             Rectangle::new([(x0, y - 0.35), (x1, y + 0.35)], color.filled())
         }))?;
     }
-    // Row labels, right-aligned against the y axis.
+    draw_row_labels(root, &chart, &labels)
+}
+
+/// A chart of `n` rows (row 0 at the top, at y = n - 1) over simulated time `0..x_end`,
+/// its mesh drawn, room for row labels `label_w` pixels wide left of the y axis.
+fn row_chart<'a, DB: DrawingBackend>(
+    plot: &'a Area<DB>,
+    label_w: u32,
+    x_end: f64,
+    n: usize,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<RowChart<'a, DB>, AreaError<DB>> {
+    let mut chart = ChartBuilder::on(plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(label_w + 60)
+        .build_cartesian_2d(0f64..x_end, -0.5f64..(n as f64 - 0.5))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_label_formatter(&|v| tick(*v))
+        .y_labels(0)
+        .y_label_formatter(&|_| String::new())
+        .disable_y_mesh()
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    Ok(chart)
+}
+
+/// A chart made by [`row_chart`].
+type RowChart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Draws row `i`'s label right-aligned against the y axis of `chart`, on `root`.
+fn draw_row_labels<DB: DrawingBackend>(
+    root: &Area<DB>,
+    chart: &RowChart<'_, DB>,
+    labels: &[String],
+) -> DrawResult<DB> {
+    let n = labels.len();
     let style = label_style().pos(Pos::new(HPos::Right, VPos::Center));
     for (i, l) in labels.iter().enumerate() {
-        let (px, py) = chart.backend_coord(&(0.0, y_of(i)));
+        let (px, py) = chart.backend_coord(&(0.0, (n - 1 - i) as f64));
         root.draw(&Text::new(l.clone(), (px - 8, py), style.clone()))?;
     }
     Ok(())

@@ -7,14 +7,15 @@
 //! at most [`MAX_ROWS`] rows, those with the most undetermined intervals; intervals in
 //! which the queue sent nothing are left blank (no sample).
 
-use super::{draw_legend, label_style, layout, tick, time_unit, Area, DrawResult, Mark};
+use super::{
+    draw_legend, draw_row_labels, label_style, layout, row_chart, time_unit, Area, DrawResult, Mark,
+};
 use headroom_mech::tcd::QueueState;
 use headroom_mech::units::Time;
 use headroom_sim::output::state_name;
 use headroom_sim::results::RunResults;
 use plotters::prelude::*;
-use plotters::style::full_palette::{BLUE_600, GREY_300, GREY_400, ORANGE_600, RED_600};
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::full_palette::{BLUE_600, GREY_400, ORANGE_600, RED_600};
 use std::collections::BTreeMap;
 
 /// Rows in the state timeline.
@@ -142,25 +143,8 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, d: &StateTimeline) -> D
     .collect();
     let (plot, legend_area) = layout(root, &title, &legend)?;
     draw_legend(&legend_area, &legend)?;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(20)
-        .x_label_area_size(70)
-        .y_label_area_size(label_w + 60)
-        .build_cartesian_2d(0f64..x_end, -0.5f64..(n as f64 - 0.5))?;
-    chart
-        .configure_mesh()
-        .x_desc(format!(
-            "simulated time ({tunit}); one bar per sample interval"
-        ))
-        .y_desc("switch / port / queue")
-        .axis_desc_style(super::axis_desc_style())
-        .label_style(label_style())
-        .x_label_formatter(&|v| tick(*v))
-        .y_labels(0)
-        .y_label_formatter(&|_| String::new())
-        .disable_y_mesh()
-        .light_line_style(GREY_300.mix(0.4))
-        .draw()?;
+    let x_desc = format!("simulated time ({tunit}); one bar per sample interval");
+    let mut chart = row_chart(&plot, label_w, x_end, n, &x_desc, "switch / port / queue")?;
     let y_of = |i: usize| (n - 1 - i) as f64;
     for (i, row) in d.rows.iter().enumerate() {
         let y = y_of(i);
@@ -170,10 +154,6 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, d: &StateTimeline) -> D
             Rectangle::new([(x0, y - 0.35), (x1, y + 0.35)], color(st).filled())
         }))?;
     }
-    let style = label_style().pos(Pos::new(HPos::Right, VPos::Center));
-    for (i, r) in d.rows.iter().enumerate() {
-        let (px, py) = chart.backend_coord(&(0.0, y_of(i)));
-        root.draw(&Text::new(r.label.clone(), (px - 8, py), style.clone()))?;
-    }
-    Ok(())
+    let labels: Vec<String> = d.rows.iter().map(|r| r.label.clone()).collect();
+    draw_row_labels(root, &chart, &labels)
 }

@@ -76,7 +76,8 @@ fn ps_to_seconds(t: Time) -> String {
     }
 }
 
-fn field<T: std::str::FromStr>(
+/// Field `what` of line `line`, parsed as a `T`.
+pub(crate) fn field<T: std::str::FromStr>(
     path: &str,
     line: usize,
     what: &str,
@@ -86,12 +87,13 @@ fn field<T: std::str::FromStr>(
         .map_err(|_| err(path, line, format!("{what} `{s}` is not a valid number")))
 }
 
-/// Parses the text of an HPCC flow file; `path` is only used in error messages.
-///
-/// Errors: a first line that is not a count, a flow line without six fields, ids, port or
-/// size that are not non-negative integers of the right width, `pg >= 8`, `size == 0`,
-/// `src == dst`, a bad start time, and fewer or more flow lines than the count.
-pub fn parse(text: &str, path: &str) -> Result<Vec<FlowSpec>, WorkloadError> {
+/// A flow file's header and body: the flow count its first non-empty line declares, that
+/// line's number, and the non-empty lines after it (1-based numbers, trimmed). Both ns-3
+/// flow formats start this way.
+pub(crate) fn counted_lines<'a>(
+    text: &'a str,
+    path: &str,
+) -> Result<(usize, usize, impl Iterator<Item = (usize, &'a str)>), WorkloadError> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -107,6 +109,16 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<FlowSpec>, WorkloadError> {
             format!("expected the flow count, found `{header}`"),
         )
     })?;
+    Ok((count, hline, lines))
+}
+
+/// Parses the text of an HPCC flow file; `path` is only used in error messages.
+///
+/// Errors: a first line that is not a count, a flow line without six fields, ids, port or
+/// size that are not non-negative integers of the right width, `pg >= 8`, `size == 0`,
+/// `src == dst`, a bad start time, and fewer or more flow lines than the count.
+pub fn parse(text: &str, path: &str) -> Result<Vec<FlowSpec>, WorkloadError> {
+    let (count, hline, lines) = counted_lines(text, path)?;
     let mut flows = Vec::with_capacity(count.min(1 << 20));
     let mut last = hline;
     for (ln, l) in lines {

@@ -21,7 +21,7 @@
 //!   start, and fewer flow lines than the count. Node ids are checked by the caller.
 //! - Flows are returned in file order with their line numbers; nothing here panics.
 
-use super::hpcc::seconds_to_ps;
+use super::hpcc::{counted_lines, field, seconds_to_ps};
 use super::WorkloadError;
 use headroom_mech::units::Time;
 
@@ -61,16 +61,6 @@ fn err(path: &str, line: usize, reason: impl Into<String>) -> WorkloadError {
     }
 }
 
-fn field<T: std::str::FromStr>(
-    path: &str,
-    line: usize,
-    what: &str,
-    s: &str,
-) -> Result<T, WorkloadError> {
-    s.parse::<T>()
-        .map_err(|_| err(path, line, format!("{what} `{s}` is not a valid number")))
-}
-
 fn time(path: &str, line: usize, what: &str, s: &str) -> Result<Time, WorkloadError> {
     seconds_to_ps(s).map(Time).ok_or_else(|| {
         err(
@@ -83,21 +73,7 @@ fn time(path: &str, line: usize, what: &str, s: &str) -> Result<Time, WorkloadEr
 
 /// Parses the text of a flow file; `path` is only used in error messages.
 pub fn parse(text: &str, path: &str) -> Result<FlowFile, WorkloadError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
-    let (hline, header) = lines
-        .next()
-        .ok_or_else(|| err(path, 1, "empty file: expected the flow count"))?;
-    let count: usize = header.parse().map_err(|_| {
-        err(
-            path,
-            hline,
-            format!("expected the flow count, found `{header}`"),
-        )
-    })?;
+    let (count, hline, mut lines) = counted_lines(text, path)?;
     if count > super::MAX_FLOWS {
         return Err(err(
             path,
