@@ -4,12 +4,14 @@
 //! - [`topology`], [`workload`]: the network and the flows, as plain data, with builders,
 //!   generators and the ns-3 HPCC simulator's file formats;
 //! - [`config`]: the resolved input of one run ([`config::SimConfig`]);
-//! - [`scenario`], [`hpcc_config`]: user input (TOML scenarios, HPCC `config.txt`) translated
-//!   into a `SimConfig`, with errors that name the file, field and reason;
+//! - [`scenario`], [`hpcc_config`], [`ns3_rdma_config`]: user input (TOML scenarios, the
+//!   HPCC simulator's and the DCQCN/TCD simulator's `config.txt`, sharing [`ns3_files`])
+//!   translated into a `SimConfig`, with errors that name the file, field and reason;
 //! - [`input`]: size-bounded reading of input files;
 //! - [`engine`]: events and the `(time, key)`-ordered queue;
 //! - [`routing`]: shortest paths and the deterministic ECMP hash;
-//! - [`net`]: ports/links, switches, hosts: the state the events act on, and the driver
+//! - [`net`]: ports/links, switches, hosts: the state the events act on, one driver file
+//!   per mechanism (marking and TCD, PFC watchdog, deadlock detection, ...), and the driver
 //!   that runs a network as parts on several threads (`net::parallel`);
 //! - [`results`], [`output`]: what a run produces, and the files it is written to.
 //!
