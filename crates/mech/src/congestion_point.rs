@@ -87,7 +87,8 @@ struct TcdPoint {
     seen_pause: Option<Time>,
     /// End of the last pause episode reported to the detector.
     seen_resume: Option<Time>,
-    /// The pause timers' bound (`PauseTimers::latest_until`) at the last report.
+    /// The pause timers' bound (`PauseTimers::latest_until`) at the last report made after
+    /// every timer had run out (`Time::MAX` when one could still change then).
     reported_until: Time,
 }
 
@@ -185,7 +186,13 @@ impl CongestionPoint {
         let Some(t) = tcd.as_mut() else {
             return;
         };
-        t.reported_until = latest_until;
+        // Only a bound that has passed says "nothing new until the next PAUSE": a pause
+        // running at this report still has its end to report.
+        t.reported_until = if latest_until <= now {
+            latest_until
+        } else {
+            Time::MAX
+        };
         let Some((start, end)) = episode else {
             return;
         };
@@ -313,6 +320,22 @@ mod tests {
             [us(5), us(11) - Time(1), us(14) + Time(1), Time::ZERO]
         );
         assert_eq!(t.time_in.iter().fold(Time::ZERO, |a, &b| a + b), us(30));
+    }
+
+    #[test]
+    fn a_pause_seen_running_is_looked_at_again_until_its_end_is_reported() {
+        let mut cp = CongestionPoint::new(Detector::Tcd(TcdDetector::released(
+            ReleasedConfig::default(),
+        )));
+        // Running at the report: its end (9 us, also the timers' bound) is not known yet.
+        cp.on_flow_control(us(6), Some((us(5), us(9))), us(9), 0);
+        assert!(
+            cp.wants_flow_control(us(20), us(9)),
+            "the bound has passed since"
+        );
+        cp.on_flow_control(us(20), Some((us(5), us(9))), us(9), 0);
+        assert_eq!(cp.state(), QueueState::Undetermined, "resumed at 9 us");
+        assert!(!cp.wants_flow_control(us(21), us(9)), "now nothing is new");
     }
 
     #[test]
