@@ -21,9 +21,10 @@ use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{DcqcnConfig, DctcpConfig, HpccConfig, TimelyConfig};
 use headroom_mech::pfc::PfcConfig;
+use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, CcConfig, HeadroomSizing, SchemeConfig, SimConfig, WindowConfig,
+    AlphaPolicy, CcConfig, DetectorConfig, HeadroomSizing, SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -257,14 +258,26 @@ fn case(seed: u64) -> Case {
     cfg.switch.alpha = AlphaPolicy::Fixed(alpha);
     cfg.switch.buffer_bytes = max_reserved(&topo, &headroom, cell, lossless, dsh) + extra;
     cfg.switch.headroom = headroom;
+    // Drawn last, so the draws above make the same cases as before: a detector changes
+    // marks and sender reactions, never what PFC must keep lossless.
+    cfg.switch.ecn.detector = match rng.gen_range(0..3) {
+        0 => DetectorConfig::Red,
+        1 => DetectorConfig::Tcd {
+            max_t_on: None,
+            threshold: None,
+        },
+        _ => DetectorConfig::TcdReleased(ReleasedConfig::default()),
+    };
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
-         {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}",
+         {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
+         detector {}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
         alpha.value(),
         cfg.switch.buffer_bytes,
         cc.name(),
+        cfg.switch.ecn.detector.name(),
     );
     Case { what, cfg }
 }

@@ -9,10 +9,11 @@
 //! and the conservation invariants between windows.
 
 use headroom_mech::cc::{DctcpConfig, HpccConfig, TimelyConfig};
+use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig,
-    WindowConfig,
+    Admission, CcConfig, CnpMode, DetectorConfig, LinkFailure, NicBufferConfig, SchemeConfig,
+    ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Partitioned};
 use headroom_sim::net::Simulation;
@@ -142,6 +143,19 @@ fn scenario(seed: u64) -> SimConfig {
                 b: l.b,
             });
         }
+    }
+    // Every congestion detector (drawn last, so the draws above make the same networks as
+    // before): TCD reads pause history across parts through the pause timers.
+    cfg.switch.ecn.detector = match d.below(3) {
+        0 => DetectorConfig::Red,
+        1 => DetectorConfig::Tcd {
+            max_t_on: None,
+            threshold: None,
+        },
+        _ => DetectorConfig::TcdReleased(ReleasedConfig::default()),
+    };
+    if d.chance(30) {
+        cfg.host.cnp_mode = CnpMode::Poll;
     }
     cfg
 }
