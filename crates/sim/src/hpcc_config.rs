@@ -350,20 +350,7 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
         return Err(c.err("FLOW_FILE", format!("{shown}:{line}: {reason}")));
     }
 
-    // Links.
-    if let Some(e) = c.num::<f64>("ERROR_RATE_PER_LINK", "a number")? {
-        if !(0.0..=1.0).contains(&e) {
-            return Err(c.err(
-                "ERROR_RATE_PER_LINK",
-                format!("must be in [0, 1], found {e}"),
-            ));
-        }
-        for l in &mut topology.links {
-            if l.error_rate == 0.0 {
-                l.error_rate = e;
-            }
-        }
-    }
+    c.error_rate_per_link(&mut topology)?;
     let nic_rate = first_host_rate(&topology).ok_or_else(|| {
         c.err(
             "TOPOLOGY_FILE",

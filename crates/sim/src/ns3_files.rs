@@ -231,6 +231,22 @@ impl<'a, E: From<ConfError>> Conf<'a, E> {
         self.one(key)?.ok_or_else(|| self.missing(key))
     }
 
+    /// `ERROR_RATE_PER_LINK`, in [0, 1]: every link whose topology line has error rate 0
+    /// gets it, as both simulators' `third.cc` does.
+    pub fn error_rate_per_link(&self, topology: &mut crate::topology::Topology) -> Result<(), E> {
+        let key = "ERROR_RATE_PER_LINK";
+        let Some(e) = self.num::<f64>(key, "a number")? else {
+            return Ok(());
+        };
+        if !(0.0..=1.0).contains(&e) {
+            return Err(self.err(key, format!("must be in [0, 1], found {e}")));
+        }
+        for l in topology.links.iter_mut().filter(|l| l.error_rate == 0.0) {
+            l.error_rate = e;
+        }
+        Ok(())
+    }
+
     /// The single value of `key` parsed as `T` (`what` names the expected form).
     pub fn num<T: std::str::FromStr>(&self, key: &str, what: &str) -> Result<Option<T>, E> {
         match self.one(key)? {

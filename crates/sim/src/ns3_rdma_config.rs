@@ -251,20 +251,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Ns3RdmaRun, Ns3RdmaConfigError> 
     }
     let flows = flows(&c, path, &topology, payload, &mut notes)?;
 
-    // Links.
-    if let Some(e) = c.num::<f64>("ERROR_RATE_PER_LINK", "a number")? {
-        if !(0.0..=1.0).contains(&e) {
-            return Err(c.err(
-                "ERROR_RATE_PER_LINK",
-                format!("must be in [0, 1], found {e}"),
-            ));
-        }
-        for l in &mut topology.links {
-            if l.error_rate == 0.0 {
-                l.error_rate = e;
-            }
-        }
-    }
+    c.error_rate_per_link(&mut topology)?;
     let pause_quanta = pause_quanta(&c, &topology, &mut notes)?;
 
     let mut config = SimConfig::new(topology, flows);
