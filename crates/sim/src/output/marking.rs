@@ -87,11 +87,6 @@ pub fn state_name(state: QueueState) -> &'static str {
 }
 
 impl MarkingSummary {
-    /// The `marking` section of the summary of `results`, run with `cfg`.
-    pub fn of(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
-        summarize(results, cfg)
-    }
-
     /// Queues that were undetermined at some departure.
     pub fn undetermined_queues(&self) -> usize {
         self.queues
@@ -99,39 +94,39 @@ impl MarkingSummary {
             .filter(|q| q.departures_by_state.undetermined > 0)
             .count()
     }
-}
 
-/// The `marking` section of the summary.
-fn summarize(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
-    let fraction = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-    let queues: Vec<QueueMarkingSummary> = results
-        .marking
-        .iter()
-        .filter(|m| m.totals.departures > 0)
-        .map(|m| {
-            let t = &m.totals;
-            QueueMarkingSummary {
-                node: m.node,
-                port: m.port,
-                peer: m.peer,
-                queue: m.queue,
-                max_t_on_ns: m.max_t_on.map(ns_f64),
-                departures: t.departures,
-                ce_marked: t.ce_marked,
-                ue_marked: t.ue_marked,
-                ce_fraction: fraction(t.ce_marked, t.departures),
-                ue_fraction: fraction(t.ue_marked, t.departures),
-                departures_by_state: StateCounts::from_array(t.departures_in),
-                time_in_state_ns: StateCounts::from_array(t.time_in.map(ns_f64)),
-            }
-        })
-        .collect();
-    MarkingSummary {
-        detector: cfg.switch.ecn.detector.name().to_string(),
-        departures: queues.iter().map(|q| q.departures).sum(),
-        ce_marked: queues.iter().map(|q| q.ce_marked).sum(),
-        ue_marked: queues.iter().map(|q| q.ue_marked).sum(),
-        queues,
+    /// The `marking` section of the summary of `results`, run with `cfg`.
+    pub fn of(results: &RunResults, cfg: &SimConfig) -> MarkingSummary {
+        let fraction = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        let queues: Vec<QueueMarkingSummary> = results
+            .marking
+            .iter()
+            .filter(|m| m.totals.departures > 0)
+            .map(|m| {
+                let t = &m.totals;
+                QueueMarkingSummary {
+                    node: m.node,
+                    port: m.port,
+                    peer: m.peer,
+                    queue: m.queue,
+                    max_t_on_ns: m.max_t_on.map(ns_f64),
+                    departures: t.departures,
+                    ce_marked: t.ce_marked,
+                    ue_marked: t.ue_marked,
+                    ce_fraction: fraction(t.ce_marked, t.departures),
+                    ue_fraction: fraction(t.ue_marked, t.departures),
+                    departures_by_state: StateCounts::from_array(t.departures_in),
+                    time_in_state_ns: StateCounts::from_array(t.time_in.map(ns_f64)),
+                }
+            })
+            .collect();
+        MarkingSummary {
+            detector: cfg.switch.ecn.detector.name().to_string(),
+            departures: queues.iter().map(|q| q.departures).sum(),
+            ce_marked: queues.iter().map(|q| q.ce_marked).sum(),
+            ue_marked: queues.iter().map(|q| q.ue_marked).sum(),
+            queues,
+        }
     }
 }
 
