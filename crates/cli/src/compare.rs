@@ -63,6 +63,9 @@ pub struct CompareArgs {
     quiet: bool,
 }
 
+/// Most `[[workload]]` entries reported one by one; with more, flows are grouped by kind.
+const MAX_WORKLOAD_COLUMNS: usize = 4;
+
 /// What the scheme names mean, printed under the table.
 const SCHEMES_LEGEND: &str = "SIH: static headroom per lossless queue; SHP: shared headroom \
 pool; DSH: dynamic and shared headroom.";
@@ -83,7 +86,9 @@ shared buffer, headroom: buffer left shared and headroom reserved, per switch (m
 queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
 time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
 victim pauses: pauses that stopped traffic headed to an uncongested egress.
-slowdown: flow completion time over the ideal (the flow alone on the network).";
+slowdown: flow completion time over the ideal (the flow alone on the network).
+mean FCT: mean flow completion time of the finished flows; in brackets, over the same flows' \
+mean in the SIH run (the first run when SIH is not compared).";
 
 /// One run (a scheme, or an algorithm) and what the table reports of it.
 struct Row {
@@ -260,6 +265,28 @@ fn slowdowns(r: &RunResults, keep: impl Fn(usize) -> bool) -> (Option<f64>, Opti
     (nearest_rank(&v, 50), nearest_rank(&v, 99))
 }
 
+/// Mean FCT, in ns, of the finished flows selected by `keep`.
+fn mean_fct_ns(r: &RunResults, keep: impl Fn(usize) -> bool) -> Option<f64> {
+    let (sum, n) = r
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .filter_map(|(_, f)| f.fct())
+        .fold((0f64, 0usize), |(s, n), t| {
+            (s + t.as_ps() as f64 / 1e3, n + 1)
+        });
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// `value / base`, when both exist and the base is not zero.
+fn ratio(value: Option<f64>, base: Option<f64>) -> Option<f64> {
+    match (value, base) {
+        (Some(v), Some(b)) if b > 0.0 => Some(v / b),
+        _ => None,
+    }
+}
+
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"))
 }
@@ -366,25 +393,25 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     }
 
     // Flow groups of the per-workload columns: each `[[workload]]`, or, with many, each kind.
-    let by_kind = s.workloads.len() > 4;
-    let mut groups_names: Vec<String> = Vec::new();
-    let group_of: Vec<u32> = s
-        .flow_workload
-        .iter()
-        .map(|&w| {
-            let label = if by_kind {
-                s.workload_kinds[w as usize].clone()
-            } else {
-                s.workloads[w as usize].clone()
-            };
-            let i = groups_names
-                .iter()
-                .position(|g| *g == label)
-                .unwrap_or_else(|| {
-                    groups_names.push(label);
-                    groups_names.len() - 1
-                });
-            i as u32
+    let by_kind = s.workloads.names.len() > MAX_WORKLOAD_COLUMNS;
+    let (groups_names, group_of) = s.workloads.grouped(MAX_WORKLOAD_COLUMNS);
+    let in_group = |gi: usize| {
+        let group_of = &group_of;
+        move |i: usize| group_of.get(i) == Some(&(gi as u32))
+    };
+    // Mean FCTs are normalised to the SIH run (the DSH paper's metric), else the first.
+    let base_row = rows.iter().position(|r| r.label == "sih").unwrap_or(0);
+    let base_label = rows
+        .get(base_row)
+        .map_or(String::new(), |r| r.label.clone());
+    let base_means: Vec<Option<f64>> = std::iter::once(None)
+        .chain((0..groups_names.len()).map(Some))
+        .map(|g| {
+            let r = &rows[base_row].results;
+            match g {
+                None => mean_fct_ns(r, |_| true),
+                Some(gi) => mean_fct_ns(r, in_group(gi)),
+            }
         })
         .collect();
     // The label column fits the longest label (`TCD-RELEASED`).
@@ -395,6 +422,10 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
+    }
+    csv.push_str(",mean_fct_ns,mean_fct_norm");
+    for w in &groups_names {
+        let _ = write!(csv, ",{w}_mean_fct_ns,{w}_mean_fct_norm");
     }
     csv.push('\n');
     // Two header lines, each column's words split over them, so no header needs a short form.
@@ -458,10 +489,19 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let drops: u64 = r.drops.values().sum();
         let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();
         let (p50, p99) = slowdowns(r, |_| true);
+        let mean = mean_fct_ns(r, |_| true);
+        let mean_norm = ratio(mean, base_means[0]);
         let mut groups = Vec::new();
         for (gi, g) in groups_names.iter().enumerate() {
-            let (g50, g99) = slowdowns(r, |i| group_of.get(i) == Some(&(gi as u32)));
-            groups.push(json!({"workload": g, "slowdown_p50": g50, "slowdown_p99": g99}));
+            let (g50, g99) = slowdowns(r, in_group(gi));
+            let g_mean = mean_fct_ns(r, in_group(gi));
+            groups.push(json!({
+                "workload": g,
+                "slowdown_p50": g50,
+                "slowdown_p99": g99,
+                "mean_fct_ns": g_mean,
+                "mean_fct_norm": ratio(g_mean, base_means[gi + 1]),
+            }));
         }
         let marking = output::MarkingSummary::of(r, &row.cfg);
         let undetermined = marking.undetermined_queues();
@@ -489,6 +529,16 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         for g in &groups {
             let f = |k: &str| g[k].as_f64().map_or(String::new(), |v| format!("{v:.6}"));
             let _ = write!(csv, ",{},{}", f("slowdown_p50"), f("slowdown_p99"));
+        }
+        let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+        let _ = write!(csv, ",{},{}", f(mean), f(mean_norm));
+        for g in &groups {
+            let _ = write!(
+                csv,
+                ",{},{}",
+                f(g["mean_fct_ns"].as_f64()),
+                f(g["mean_fct_norm"].as_f64())
+            );
         }
         csv.push('\n');
         let _ = writeln!(
@@ -534,6 +584,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "flows_finished": finished,
             "slowdown_p50": p50,
             "slowdown_p99": p99,
+            "mean_fct_ns": mean,
+            "mean_fct_norm": mean_norm,
             "by_workload": groups,
             "marking": {
                 "detector": marking.detector,
@@ -549,17 +601,38 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             output::marking_line(&marking)
         ));
     }
+    let what = if by_kind { "workload kind" } else { "workload" };
     if groups_names.len() > 1 {
-        let what = if by_kind { "workload kind" } else { "workload" };
         let _ = writeln!(table, "\nslowdown, median / 99th percentile, by {what}:");
         for row in &rows {
             let mut line = format!("{:<w$}", row.label.to_uppercase());
             for (gi, g) in groups_names.iter().enumerate() {
-                let (g50, g99) = slowdowns(&row.results, |i| group_of.get(i) == Some(&(gi as u32)));
+                let (g50, g99) = slowdowns(&row.results, in_group(gi));
                 let _ = write!(line, "  {g}: {} / {}", fmt_opt(g50), fmt_opt(g99));
             }
             let _ = writeln!(table, "{line}");
         }
+    }
+    let _ = writeln!(
+        table,
+        "\nmean FCT, us (normalised to {}), of all flows and by {what}:",
+        base_label.to_uppercase()
+    );
+    for row in &rows {
+        let r = &row.results;
+        let mut line = format!("{:<w$}", row.label.to_uppercase());
+        let mut cell = |name: &str, mean: Option<f64>, base: Option<f64>| {
+            let norm = ratio(mean, base).map_or("-".to_string(), |v| format!("{v:.3}"));
+            let us = mean.map_or("-".to_string(), |v| format!("{:.1}", v / 1e3));
+            let _ = write!(line, "  {name}: {us} ({norm})");
+        };
+        cell("all", mean_fct_ns(r, |_| true), base_means[0]);
+        if groups_names.len() > 1 {
+            for (gi, g) in groups_names.iter().enumerate() {
+                cell(g, mean_fct_ns(r, in_group(gi)), base_means[gi + 1]);
+            }
+        }
+        let _ = writeln!(table, "{line}");
     }
     let _ = writeln!(table, "\nmarks at switch egress queues:");
     for line in &marks_lines {

@@ -6,6 +6,7 @@ use headroom_sim::config::SimConfig;
 use headroom_sim::net::parallel::Partitioned;
 use headroom_sim::output::{self, WriteOptions};
 use headroom_sim::results::StopReason;
+use headroom_sim::workload::WorkloadGroups;
 use headroom_sim::{hpcc_config, ns3_rdma_config, scenario};
 use indicatif::{ProgressBar, ProgressStyle};
 use miette::{miette, IntoDiagnostic, NamedSource, Result, SourceSpan};
@@ -160,6 +161,8 @@ struct Prepared {
     hpcc_files: Option<(Option<PathBuf>, Option<PathBuf>)>,
     /// With --ns3-rdma-config: where the simulator's FCT file goes.
     ns3_rdma_fct: Option<PathBuf>,
+    /// The scenario's `[[workload]]` entry of each flow (none for the ns-3 configs).
+    workloads: WorkloadGroups,
 }
 
 fn prepare(a: &RunArgs) -> Result<Prepared> {
@@ -175,6 +178,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
             compat_hpcc: true,
             hpcc_files: Some((run.fct_output, run.pfc_output)),
             ns3_rdma_fct: None,
+            workloads: WorkloadGroups::default(),
         });
     }
     if let Some(path) = &a.ns3_rdma_config {
@@ -189,6 +193,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
             compat_hpcc: false,
             hpcc_files: None,
             ns3_rdma_fct: run.fct_output,
+            workloads: WorkloadGroups::default(),
         });
     }
     let path = a
@@ -206,6 +211,7 @@ fn prepare(a: &RunArgs) -> Result<Prepared> {
         compat_hpcc: s.output.compat_hpcc,
         hpcc_files: None,
         ns3_rdma_fct: None,
+        workloads: s.workloads,
     })
 }
 
@@ -398,7 +404,8 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let results = sim.finish();
     let wall = started.elapsed();
 
-    let summary = output::summarize(&results, &cfg, a.wall_time.then_some(wall));
+    let summary = output::summarize(&results, &cfg, a.wall_time.then_some(wall))
+        .with_workloads(&results, &p.workloads);
     let opts = WriteOptions {
         compat_hpcc,
         include_wall_time: a.wall_time,

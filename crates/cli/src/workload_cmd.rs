@@ -3,6 +3,7 @@
 use clap::Args;
 use headroom_mech::units::{parse_time, Rate, Time};
 use headroom_sim::topology::hpcc as hpcc_topo;
+use headroom_sim::workload::leaves::Leaves;
 use headroom_sim::workload::{cdf, generators, hpcc as hpcc_flows};
 use miette::{miette, IntoDiagnostic, Result, WrapErr};
 use std::path::PathBuf;
@@ -32,6 +33,9 @@ pub struct WorkloadArgs {
     /// Priority of every flow, 0 to 7.
     #[arg(long, default_value_t = 3, value_parser = crate::compare::priority, allow_negative_numbers = true)]
     prio: u8,
+    /// Send every flow to a host on another leaf (switch) than its sender's.
+    #[arg(long)]
+    cross_leaf: bool,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -81,9 +85,18 @@ pub fn run(a: WorkloadArgs) -> Result<ExitCode> {
         Some(d) => d,
         None => cdf::SizeCdf::load(std::path::Path::new(&a.cdf)).map_err(|e| miette!("{e}"))?,
     };
+    let leaves = a.cross_leaf.then(|| Leaves::of(&topo, &hosts));
     let mut rng = generators::rng_from_seed(a.seed);
     let flows = generators::poisson(
-        &hosts, host_rate, a.load, &dist, a.start, a.duration, a.prio, &mut rng,
+        &hosts,
+        host_rate,
+        a.load,
+        &dist,
+        a.start,
+        a.duration,
+        a.prio,
+        leaves.as_ref(),
+        &mut rng,
     )
     .map_err(|e| miette!("{e}"))?;
     let text = hpcc_flows::write(&flows);

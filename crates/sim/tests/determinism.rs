@@ -44,6 +44,7 @@ fn busy(seed: u64) -> SimConfig {
         Time::ZERO,
         Time::from_us(150),
         3,
+        None,
         &mut rng,
     )
     .expect("poisson");
@@ -56,6 +57,7 @@ fn busy(seed: u64) -> SimConfig {
             Time::ZERO,
             Time::from_us(150),
             0,
+            None,
             &mut rng,
         )
         .expect("poisson"),

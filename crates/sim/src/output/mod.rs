@@ -35,6 +35,7 @@ use crate::results::{
 };
 use crate::routing;
 use crate::topology::NodeKind;
+use crate::workload::WorkloadGroups;
 use headroom_mech::units::{human_bytes, Time};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -202,6 +203,17 @@ pub struct BucketFct {
     pub stats: FctStats,
 }
 
+/// FCT statistics of the flows of one `[[workload]]` entry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadFct {
+    /// The entry (`workload[1]`).
+    pub workload: String,
+    /// Its kind (`incast-poisson`).
+    pub kind: String,
+    /// Its flows' statistics.
+    pub stats: FctStats,
+}
+
 /// Flow completion times and slowdowns (FCT / ideal FCT), over finished flows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FctSummary {
@@ -209,6 +221,9 @@ pub struct FctSummary {
     pub overall: FctStats,
     /// Per size bucket, in [`SIZE_BUCKETS`] order (empty buckets included, with `flows: 0`).
     pub by_size: Vec<BucketFct>,
+    /// Per `[[workload]]` entry, in entry order (empty for runs without a scenario file;
+    /// see [`Summary::with_workloads`]).
+    pub by_workload: Vec<WorkloadFct>,
 }
 
 /// Delivered throughput.
@@ -384,6 +399,32 @@ pub struct WallSummary {
     pub peak_packets: usize,
 }
 
+impl Summary {
+    /// The summary with FCT statistics per `[[workload]]` entry of `groups` (the flows of
+    /// `results` by id).
+    pub fn with_workloads(mut self, results: &RunResults, groups: &WorkloadGroups) -> Summary {
+        self.fct.by_workload = groups
+            .names
+            .iter()
+            .zip(&groups.kinds)
+            .enumerate()
+            .map(|(g, (name, kind))| WorkloadFct {
+                workload: name.clone(),
+                kind: kind.clone(),
+                stats: fct_stats(
+                    results
+                        .flows
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| groups.of_flow.get(*i) == Some(&(g as u32)))
+                        .map(|(_, f)| f),
+                ),
+            })
+            .collect();
+        self
+    }
+}
+
 fn fct_stats<'a>(flows: impl Iterator<Item = &'a FlowRecord>) -> FctStats {
     let mut slowdowns = Vec::new();
     let mut fct_sum = 0f64;
@@ -469,6 +510,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
                 stats: fct_stats(results.flows.iter().filter(|f| size_bucket(f.size) == i)),
             })
             .collect(),
+        by_workload: Vec::new(),
     };
 
     let end_s = results.end_time.as_secs_f64();

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{FileLocation, InvalidScenario, ScenarioError, TableKeys, DEFAULT_PRIO};
+use super::{FileLocation, InvalidScenario, ScenarioError, TableKeys};
 use crate::topology::{NodeId, NodeKind, Topology};
 use headroom_mech::units::{parse_bytes, parse_rate, parse_time, Rate, Time, UnitError};
 
@@ -561,10 +561,6 @@ impl<'a> Fld<'a> {
 
 pub(super) fn opt_time(cx: &Cx, t: &mut Tbl, key: &str, default: Time) -> Res<Time> {
     t.get(cx, key).map_or(Ok(default), |f| f.time(cx))
-}
-
-pub(super) fn opt_prio(cx: &Cx, t: &mut Tbl, key: &str) -> Res<u8> {
-    t.get(cx, key).map_or(Ok(DEFAULT_PRIO), |f| f.prio(cx))
 }
 
 /// Reads the file a field names (relative to the scenario's directory), at most `limit`

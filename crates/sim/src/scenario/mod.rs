@@ -55,9 +55,13 @@
 //! [output]                      # sample_interval, fail_on_lossless_drop, plots, compat
 //! ```
 //!
-//! Workload kinds (`start` defaults to `"0us"`, `prio` to 3, `hosts` to `"all"`):
+//! Workload kinds (`start` defaults to `"0us"`, `prio` to 3, `hosts` to `"all"`; `prio` may
+//! be a list of lossless classes, each flow's drawn from it):
 //! - `poisson`: `load` in (0, 1], `cdf` (a built-in: websearch, fbhdp, alistorage,
-//!   googlerpc) or `cdf_file`, `start`, `duration`, `prio`, `hosts`, `seed_offset`;
+//!   googlerpc) or `cdf_file`, `start`, `duration`, `prio`, `hosts`, `cross_leaf`,
+//!   `seed_offset`;
+//! - `incast-poisson`: `load` in (0, 1], `fan_in`, `size`, `start`, `duration`, `prio`,
+//!   `hosts`, `seed_offset` (fan-ins to random receivers from senders on other leaves);
 //! - `incast`: `senders = [ids]` or `sender_count = N` (the first N hosts other than the
 //!   receiver, in id order), `receiver`, `size`, `start`, `repeat = { interval, count }`,
 //!   `prio`;
@@ -106,6 +110,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{ConfigError, LinkFailure, SimConfig};
 use crate::routing::RoutingKind;
 use crate::topology::NodeId;
+use crate::workload::WorkloadGroups;
 use fields::{table_entries, Cx, Fld, Res, Tbl, V};
 use headroom_mech::units::Time;
 use host::parse_host;
@@ -135,13 +140,9 @@ pub struct Scenario {
     pub config: SimConfig,
     /// Output options that are not part of the simulation itself.
     pub output: OutputOptions,
-    /// Labels of the `[[workload]]` entries that produced flows (`workload[0]`, ...).
-    pub workloads: Vec<String>,
-    /// The kind of each entry of `workloads` (`poisson`, `incast`, ...).
-    pub workload_kinds: Vec<String>,
-    /// For each flow of `config.flows`, the index in `workloads` of the entry that made it
-    /// (to report background and incast flows apart).
-    pub flow_workload: Vec<u32>,
+    /// The `[[workload]]` entry of each flow of `config.flows` (to report background and
+    /// incast flows apart).
+    pub workloads: WorkloadGroups,
     /// Things that are allowed but probably not meant (e.g. a scenario without traffic),
     /// one sentence each, for the caller to show before running.
     pub warnings: Vec<String>,
@@ -494,7 +495,15 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
                 name: format!("workload[{i}]"),
                 node,
             };
-            parse_workload(cx, &w, i, seed, &config.topology, &mut flows)?;
+            parse_workload(
+                cx,
+                &w,
+                i,
+                seed,
+                &config.topology,
+                config.switch.lossless,
+                &mut flows,
+            )?;
         }
     }
     let kinds = flows.kinds.clone();
@@ -561,25 +570,33 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
             cx.err(name, span, reason)
         }
     })?;
-    let mut workloads: Vec<String> = Vec::new();
-    let flow_workload = origins
+    // Entries in file order (`workload[2]` before `workload[10]`), those without flows left out.
+    let label = |field: &str| field.split('.').next().unwrap_or(field).to_string();
+    let entry_index = |name: &str| {
+        name.trim_start_matches("workload[")
+            .trim_end_matches(']')
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    };
+    let mut names: Vec<String> = origins.iter().map(|(f, _)| label(f)).collect();
+    names.sort_by_key(|n| entry_index(n));
+    names.dedup();
+    let of_flow = origins
         .iter()
         .map(|(field, _)| {
-            let label = field.split('.').next().unwrap_or(field).to_string();
-            let i = workloads
-                .iter()
-                .position(|w| *w == label)
-                .unwrap_or_else(|| {
-                    workloads.push(label);
-                    workloads.len() - 1
-                });
-            i as u32
+            let l = label(field);
+            // Every label is in `names`, which holds at most one per workload entry.
+            names.iter().position(|w| *w == l).unwrap_or(0) as u32
         })
         .collect();
-    let workload_kinds = workloads
-        .iter()
-        .map(|w| kinds.get(w).cloned().unwrap_or_default())
-        .collect();
+    let workloads = WorkloadGroups {
+        kinds: names
+            .iter()
+            .map(|w| kinds.get(w).cloned().unwrap_or_default())
+            .collect(),
+        names,
+        of_flow,
+    };
     let mut warnings = Vec::new();
     if config.flows.is_empty() {
         warnings.push(if !top.has("workload") {
@@ -593,8 +610,6 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
         config,
         output,
         workloads,
-        workload_kinds,
-        flow_workload,
         warnings,
     })
 }

@@ -14,16 +14,18 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::fields::{join, opt_prio, opt_time, read_referenced, Cx, Fld, Res, Tbl, V};
-use super::{workload_seed, MAX_FLOWS};
+use super::fields::{join, opt_time, read_referenced, Cx, Fld, Res, Tbl, V};
+use super::{workload_seed, DEFAULT_PRIO, MAX_FLOWS};
 use crate::topology::{NodeId, NodeKind, Topology};
 use crate::workload::cdf::{self, SizeCdf};
+use crate::workload::fan_in::{self, FanIns};
+use crate::workload::leaves::Leaves;
 use crate::workload::{generators, FlowSpec, WorkloadError};
 use headroom_mech::units::{Rate, Time};
 
 /// Every workload kind with the keys its `[[workload]]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
-pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 6] = [
+pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
     (
         "poisson",
         &[
@@ -31,6 +33,21 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 6] = [
             "load",
             "cdf",
             "cdf_file",
+            "start",
+            "duration",
+            "prio",
+            "hosts",
+            "cross_leaf",
+            "seed_offset",
+        ],
+    ),
+    (
+        "incast-poisson",
+        &[
+            "kind",
+            "load",
+            "fan_in",
+            "size",
             "start",
             "duration",
             "prio",
@@ -105,12 +122,15 @@ fn too_many(n: impl fmt::Display) -> String {
     format!("this workload would create {n} flows; a scenario may have at most {MAX_FLOWS}")
 }
 
+/// Parses `[[workload]]` entry `index` into `out`; `lossless` is the switches' mask of
+/// lossless classes (every class of a `prio` list must be one).
 pub(super) fn parse_workload(
     cx: &Cx,
     w: &Fld,
     index: usize,
     seed: u64,
     topo: &Topology,
+    lossless: u8,
     out: &mut Flows,
 ) -> Res<()> {
     let mut t = w.table(cx)?;
@@ -148,7 +168,7 @@ pub(super) fn parse_workload(
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
             let df = t.req(cx, "duration")?;
             let duration = df.positive_time(cx)?;
-            let prio = opt_prio(cx, &mut t, "prio")?;
+            let prios = prio_classes(cx, &mut t, lossless)?;
             let hf = t.get(cx, "hosts");
             let hosts = host_list(cx, hf.as_ref(), topo, &w.name)?;
             let rate = common_rate(cx, hf.as_ref(), w, &hosts, topo)?;
@@ -159,10 +179,93 @@ pub(super) fn parse_workload(
             if expected > out.room() as f64 {
                 return Err(df.err(cx, too_many(format!("about {expected:.0}"))));
             }
+            let leaves = match t.get(cx, "cross_leaf") {
+                Some(f) if f.boolean(cx)? => {
+                    let leaves = Leaves::of(topo, &hosts);
+                    if leaves.count() < 2 {
+                        return Err(f.err(
+                            cx,
+                            "every host of this workload is on one leaf (switch): no flow can \
+                             cross leaves",
+                        ));
+                    }
+                    Some(leaves)
+                }
+                _ => None,
+            };
             let mut r = rng(&mut t)?;
-            let flows =
-                generators::poisson(&hosts, rate, load, &dist, start, duration, prio, &mut r)
-                    .map_err(gen_err)?;
+            let mut flows = generators::poisson(
+                &hosts,
+                rate,
+                load,
+                &dist,
+                start,
+                duration,
+                prios[0],
+                leaves.as_ref(),
+                &mut r,
+            )
+            .map_err(gen_err)?;
+            generators::draw_prios(&mut flows, &prios, &mut r);
+            out.add(&w.name, span, flows);
+        }
+        "incast-poisson" => {
+            let lf = t.req(cx, "load")?;
+            let load = lf.float(cx)?;
+            if !(load > 0.0 && load <= 1.0) {
+                return Err(lf.err(cx, format!("must be in (0, 1], found {load}")));
+            }
+            let size = t.req(cx, "size")?.positive_bytes(cx)?;
+            let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
+            let df = t.req(cx, "duration")?;
+            let duration = df.positive_time(cx)?;
+            let prios = prio_classes(cx, &mut t, lossless)?;
+            let hf = t.get(cx, "hosts");
+            let hosts = host_list(cx, hf.as_ref(), topo, &w.name)?;
+            let rate = common_rate(cx, hf.as_ref(), w, &hosts, topo)?;
+            let leaves = Leaves::of(topo, &hosts);
+            let eligible = if leaves.count() == 1 {
+                hosts.len() - 1
+            } else {
+                (0..hosts.len())
+                    .map(|i| leaves.elsewhere(i))
+                    .min()
+                    .unwrap_or(0)
+            };
+            let ff = t.req(cx, "fan_in")?;
+            let fan_in = ff.uint(cx, 0, u64::MAX)?;
+            if fan_in == 0 {
+                return Err(ff.err(cx, "a fan-in needs at least 1 sender"));
+            }
+            if fan_in > eligible as u64 {
+                let whence = if leaves.count() == 1 {
+                    "other hosts".to_string()
+                } else {
+                    "hosts on other leaves than some receiver's".to_string()
+                };
+                return Err(ff.err(
+                    cx,
+                    format!("{fan_in} senders per fan-in, but there are only {eligible} {whence}"),
+                ));
+            }
+            let expected = duration.as_secs_f64() * load * hosts.len() as f64 * rate.as_f64()
+                / (8.0 * size as f64);
+            if expected > out.room() as f64 {
+                return Err(df.err(cx, too_many(format!("about {expected:.0}"))));
+            }
+            let params = FanIns {
+                load,
+                // At most the host count, checked above.
+                fan_in: fan_in as usize,
+                size,
+                start,
+                duration,
+                prio: prios[0],
+            };
+            let mut r = rng(&mut t)?;
+            let mut flows =
+                fan_in::incast_poisson(&hosts, &leaves, rate, &params, &mut r).map_err(gen_err)?;
+            generators::draw_prios(&mut flows, &prios, &mut r);
             out.add(&w.name, span, flows);
         }
         "incast" => {
@@ -213,7 +316,7 @@ pub(super) fn parse_workload(
             };
             let size = t.req(cx, "size")?.positive_bytes(cx)?;
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
-            let prio = opt_prio(cx, &mut t, "prio")?;
+            let prios = prio_classes(cx, &mut t, lossless)?;
             let repeat = match t.get(cx, "repeat") {
                 Some(f) => {
                     let mut r = f.table(cx)?;
@@ -242,27 +345,29 @@ pub(super) fn parse_workload(
                 }
                 None => None,
             };
-            let flows = generators::incast(&senders, receiver, size, start, repeat, prio)
+            let mut flows = generators::incast(&senders, receiver, size, start, repeat, prios[0])
                 .map_err(gen_err)?;
+            generators::draw_prios(&mut flows, &prios, &mut rng(&mut t)?);
             out.add(&w.name, span, flows);
         }
         "permutation" | "all-to-all" => {
             let size = t.req(cx, "size")?.positive_bytes(cx)?;
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
-            let prio = opt_prio(cx, &mut t, "prio")?;
+            let prios = prio_classes(cx, &mut t, lossless)?;
             let hf = t.get(cx, "hosts");
             let hosts = host_list(cx, hf.as_ref(), topo, &w.name)?;
-            let flows = if kind == "permutation" {
-                let mut r = rng(&mut t)?;
-                generators::permutation(&hosts, size, start, prio, &mut r).map_err(gen_err)?
+            let mut r = rng(&mut t)?;
+            let mut flows = if kind == "permutation" {
+                generators::permutation(&hosts, size, start, prios[0], &mut r).map_err(gen_err)?
             } else {
                 let n = hosts.len() as u64;
                 let total = n.saturating_mul(n.saturating_sub(1));
                 if total > out.room() as u64 {
                     return Err(w.err(cx, too_many(total)));
                 }
-                generators::all_to_all(&hosts, size, start, prio).map_err(gen_err)?
+                generators::all_to_all(&hosts, size, start, prios[0]).map_err(gen_err)?
             };
+            generators::draw_prios(&mut flows, &prios, &mut r);
             out.add(&w.name, span, flows);
         }
         "flow-file" => {
@@ -289,6 +394,7 @@ pub(super) fn parse_workload(
             if items.len() > out.room() {
                 return Err(lf.err(cx, too_many(items.len())));
             }
+            let mut r = rng(&mut t)?;
             for (k, node) in items.iter().enumerate() {
                 let ef = lf.elem(k, node);
                 let mut ft = ef.table(cx)?;
@@ -301,25 +407,23 @@ pub(super) fn parse_workload(
                 }
                 let size = ft.req(cx, "size")?.positive_bytes(cx)?;
                 let start = opt_time(cx, &mut ft, "start", Time::ZERO)?;
-                let prio = opt_prio(cx, &mut ft, "prio")?;
+                let prios = prio_classes(cx, &mut ft, lossless)?;
                 let dport = match ft.get(cx, "dport") {
                     // 0..=65535 fits in u16.
                     Some(p) => p.uint(cx, 0, u64::from(u16::MAX))? as u16,
                     None => default_dport(k),
                 };
                 let span = ef.span();
-                out.add(
-                    &ef.name,
-                    span,
-                    vec![FlowSpec {
-                        src,
-                        dst,
-                        prio,
-                        size,
-                        start,
-                        dport,
-                    }],
-                );
+                let mut flow = [FlowSpec {
+                    src,
+                    dst,
+                    prio: prios[0],
+                    size,
+                    start,
+                    dport,
+                }];
+                generators::draw_prios(&mut flow, &prios, &mut r);
+                out.add(&ef.name, span, flow.to_vec());
             }
         }
     }
@@ -332,6 +436,45 @@ fn default_dport(k: usize) -> u16 {
     let off = (k % generators::DPORT_COUNT as usize) as u32;
     // FIRST_DPORT + off <= u16::MAX by the definition of DPORT_COUNT.
     u16::try_from(u32::from(generators::FIRST_DPORT) + off).unwrap_or(u16::MAX)
+}
+
+/// The `prio` key: one class (default [`DEFAULT_PRIO`]) or a list of distinct lossless
+/// classes, each flow's drawn uniformly from it; never empty.
+fn prio_classes(cx: &Cx, t: &mut Tbl, lossless: u8) -> Res<Vec<u8>> {
+    let Some(f) = t.get(cx, "prio") else {
+        return Ok(vec![DEFAULT_PRIO]);
+    };
+    if !matches!(f.node.v, V::Array(_)) {
+        return Ok(vec![f.prio(cx)?]);
+    }
+    let items = f.array(cx)?;
+    if items.is_empty() {
+        return Err(f.err(cx, "an empty list has no class to draw flows' classes from"));
+    }
+    let mut prios = Vec::with_capacity(items.len());
+    for (i, node) in items.iter().enumerate() {
+        let e = f.elem(i, node);
+        let p = e.prio(cx)?;
+        if prios.contains(&p) {
+            return Err(e.err(cx, format!("priority {p} is listed twice")));
+        }
+        if lossless & (1 << p) == 0 {
+            let classes: Vec<String> = (0..8u8)
+                .filter(|c| lossless & (1 << c) != 0)
+                .map(|c| c.to_string())
+                .collect();
+            return Err(e.err(
+                cx,
+                format!(
+                    "class {p} is not lossless (`[switch] lossless` is [{}]); a list spreads \
+                     flows over lossless classes",
+                    classes.join(", ")
+                ),
+            ));
+        }
+        prios.push(p);
+    }
+    Ok(prios)
 }
 
 fn parse_cdf(cx: &Cx, t: &mut Tbl) -> Res<SizeCdf> {

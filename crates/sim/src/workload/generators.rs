@@ -18,6 +18,7 @@
 //! - Node ids are not checked against a topology here; the caller passes host ids.
 
 use super::cdf::SizeCdf;
+use super::leaves::Leaves;
 use super::{FlowSpec, WorkloadError, MAX_FLOWS};
 use crate::topology::NodeId;
 use headroom_mech::units::{Rate, Time};
@@ -39,7 +40,7 @@ pub fn rng_from_seed(seed: u64) -> Pcg64 {
 }
 
 /// The destination port of the `n`-th flow of a call.
-fn dport(n: usize) -> u16 {
+pub(crate) fn dport(n: usize) -> u16 {
     // The remainder is below DPORT_COUNT, so the sum is at most u16::MAX.
     (u32::from(FIRST_DPORT) + (n % DPORT_COUNT as usize) as u32) as u16
 }
@@ -76,22 +77,11 @@ fn check_hosts(hosts: &[NodeId]) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-fn sorted(mut flows: Vec<FlowSpec>) -> Vec<FlowSpec> {
+pub(crate) fn sorted(mut flows: Vec<FlowSpec>) -> Vec<FlowSpec> {
     flows.sort_by_key(|f| f.start); // stable: ties keep generation order
     flows
 }
 
-/// Poisson arrivals at a target per-host load (the convention of the HPCC simulator's
-/// `traffic_gen.py`).
-///
-/// Every host in `hosts` is a sender. Its flows arrive as a Poisson process: inter-arrival
-/// times are exponential with mean `cdf.mean() * 8 / (load * host_rate)` seconds, so each
-/// host offers `load` times its link rate on average. Each flow goes to a host chosen
-/// uniformly among the *other* hosts, with a size drawn from `cdf` (at least 1 byte), on
-/// priority `prio`. The first flow of a host starts one inter-arrival time after `start`;
-/// flows are generated while their start is before `start + duration`. Times are integer
-/// picoseconds (each gap rounded to the nearest picosecond).
-///
 /// The error of a workload that would hold more than [`MAX_FLOWS`] flows.
 fn too_many(n: impl std::fmt::Display) -> WorkloadError {
     bad(format!(
@@ -100,12 +90,64 @@ fn too_many(n: impl std::fmt::Display) -> WorkloadError {
     ))
 }
 
+/// Refuses a workload expected to hold more than [`MAX_FLOWS`] flows.
+pub(crate) fn check_flow_count(expected: f64) -> Result<(), WorkloadError> {
+    if expected > MAX_FLOWS as f64 {
+        return Err(too_many(format!("about {expected:.0}")));
+    }
+    Ok(())
+}
+
+/// The mean gap, in picoseconds, between arrivals of `mean_bytes` each that offer `load`
+/// of `capacity_bps`. Errors: a zero capacity, `load` outside `(0, 1]`, or a gap under
+/// 1 ps.
+pub(crate) fn mean_gap_ps(
+    mean_bytes: f64,
+    load: f64,
+    capacity_bps: f64,
+) -> Result<f64, WorkloadError> {
+    if capacity_bps <= 0.0 {
+        return Err(bad("host rate must be greater than zero"));
+    }
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(bad(format!("load must be in (0, 1], got {load}")));
+    }
+    let gap = mean_bytes * 8.0 * 1e12 / (load * capacity_bps);
+    if !(gap >= 1.0 && gap.is_finite()) {
+        return Err(bad(format!(
+            "mean inter-arrival time of {gap} ps is too short to represent"
+        )));
+    }
+    Ok(gap)
+}
+
+/// An exponential gap of mean `mean_ps`, rounded to the picosecond (one `gen::<f64>()`).
+pub(crate) fn exponential_gap(mean_ps: f64, rng: &mut Pcg64) -> u64 {
+    let u: f64 = rng.gen();
+    // 1 - u is in (0, 1], so the logarithm is finite and the gap non-negative.
+    (-mean_ps * (1.0 - u).ln()).round() as u64
+}
+
+/// Poisson arrivals at a target per-host load (the convention of the HPCC simulator's
+/// `traffic_gen.py`).
+///
+/// Every host in `hosts` is a sender. Its flows arrive as a Poisson process: inter-arrival
+/// times are exponential with mean `cdf.mean() * 8 / (load * host_rate)` seconds, so each
+/// host offers `load` times its link rate on average. Each flow goes to a host chosen
+/// uniformly among the *other* hosts (with `cross_leaf`, among the hosts on other leaves
+/// than the sender's), with a size drawn from `cdf` (at least 1 byte), on priority `prio`.
+/// The first flow of a host starts one inter-arrival time after `start`; flows are
+/// generated while their start is before `start + duration`. Times are integer picoseconds
+/// (each gap rounded to the nearest picosecond).
+///
 /// Random draws, in order: for each host in `hosts` order, one gap; then, per flow, the
-/// destination (`gen_range(0..n-1)`), the size (`gen::<f64>()` into [`SizeCdf::sample`])
-/// and the next gap (`-mean * ln(1 - gen::<f64>())`).
+/// destination (`gen_range(0..n-1)`; with `cross_leaf`, [`Leaves::draw_elsewhere`]), the
+/// size (`gen::<f64>()` into [`SizeCdf::sample`]) and the next gap
+/// (`-mean * ln(1 - gen::<f64>())`).
 ///
 /// Errors: fewer than two hosts or a repeated host, a zero `host_rate`, `load` not in
-/// `(0, 1]`, `prio >= 8`, or a mean inter-arrival time under 1 ps.
+/// `(0, 1]`, `prio >= 8`, a mean inter-arrival time under 1 ps, or a `cross_leaf` whose
+/// hosts are all on one leaf.
 #[allow(clippy::too_many_arguments)] // The parameters are the documented generator inputs.
 pub fn poisson(
     hosts: &[NodeId],
@@ -115,43 +157,37 @@ pub fn poisson(
     start: Time,
     duration: Time,
     prio: u8,
+    cross_leaf: Option<&Leaves>,
     rng: &mut Pcg64,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
     check_hosts(hosts)?;
     check_prio(prio)?;
-    if host_rate.bps() == 0 {
-        return Err(bad("host rate must be greater than zero"));
-    }
-    if !(load > 0.0 && load <= 1.0) {
-        return Err(bad(format!("load must be in (0, 1], got {load}")));
+    if let Some(l) = cross_leaf {
+        if l.count() < 2 || l.len() != hosts.len() {
+            return Err(bad("cross_leaf needs hosts on at least two leaves"));
+        }
     }
     // Sizes are clamped to 1 byte, so the mean offered size is at least 1.
-    let mean_size = cdf.mean().max(1.0);
-    let mean_gap_ps = mean_size * 8.0 * 1e12 / (load * host_rate.as_f64());
-    if !(mean_gap_ps >= 1.0 && mean_gap_ps.is_finite()) {
-        return Err(bad(format!(
-            "mean inter-arrival time of {mean_gap_ps} ps is too short to represent"
-        )));
-    }
-    let expected = hosts.len() as f64 * duration.as_ps() as f64 / mean_gap_ps;
-    if expected > MAX_FLOWS as f64 {
-        return Err(too_many(format!("about {expected:.0}")));
-    }
+    let mean_gap_ps = mean_gap_ps(cdf.mean().max(1.0), load, host_rate.as_f64())?;
+    check_flow_count(hosts.len() as f64 * duration.as_ps() as f64 / mean_gap_ps)?;
     let end = start + duration;
     let n = hosts.len();
-    let gap = |rng: &mut Pcg64| -> u64 {
-        let u: f64 = rng.gen();
-        // 1 - u is in (0, 1], so the logarithm is finite and the gap non-negative.
-        (-mean_gap_ps * (1.0 - u).ln()).round() as u64
-    };
     let mut flows = Vec::new();
     for (i, &src) in hosts.iter().enumerate() {
-        let mut t = start + Time(gap(rng));
+        let mut t = start + Time(exponential_gap(mean_gap_ps, rng));
         while t < end {
-            let mut j = rng.gen_range(0..n - 1);
-            if j >= i {
-                j += 1;
-            }
+            let j = match cross_leaf {
+                // Checked above: every host has hosts on other leaves.
+                Some(l) => l.draw_elsewhere(i, rng).unwrap_or(i),
+                None => {
+                    let j = rng.gen_range(0..n - 1);
+                    if j >= i {
+                        j + 1
+                    } else {
+                        j
+                    }
+                }
+            };
             let size = cdf.sample(rng.gen::<f64>()).max(1);
             if flows.len() == MAX_FLOWS {
                 return Err(too_many(format!("more than {MAX_FLOWS}")));
@@ -164,10 +200,24 @@ pub fn poisson(
                 start: t,
                 dport: dport(flows.len()),
             });
-            t += Time(gap(rng));
+            t += Time(exponential_gap(mean_gap_ps, rng));
         }
     }
     Ok(sorted(flows))
+}
+
+/// Gives each flow a class drawn uniformly from `prios` (one `gen_range(0..len)` per flow,
+/// in list order), when there is more than one; with one class, sets it and draws nothing.
+pub fn draw_prios(flows: &mut [FlowSpec], prios: &[u8], rng: &mut Pcg64) {
+    match prios {
+        [] => {}
+        [p] => flows.iter_mut().for_each(|f| f.prio = *p),
+        many => {
+            for f in flows {
+                f.prio = many[rng.gen_range(0..many.len())];
+            }
+        }
+    }
 }
 
 /// Synchronized incast bursts: every sender sends `size` bytes to `receiver` at `start`,
@@ -333,6 +383,7 @@ mod tests {
                 start,
                 dur,
                 3,
+                None,
                 &mut rng_from_seed(seed),
             )
             .expect("valid");
@@ -367,6 +418,7 @@ mod tests {
             Time::ZERO,
             dur,
             0,
+            None,
             &mut rng_from_seed(9),
         )
         .expect("valid");
@@ -397,6 +449,7 @@ mod tests {
                 Time::ZERO,
                 Time::from_ms(5),
                 1,
+                None,
                 &mut rng_from_seed(seed),
             )
             .expect("valid")
@@ -418,7 +471,7 @@ mod tests {
         let d = Time::from_ms(1);
         let mut rng = rng_from_seed(0);
         let mut call = |h: &[NodeId], rate, load, prio| {
-            poisson(h, rate, load, &cdf, Time::ZERO, d, prio, &mut rng)
+            poisson(h, rate, load, &cdf, Time::ZERO, d, prio, None, &mut rng)
         };
         for load in [0.0, -0.5, 1.01, f64::NAN] {
             assert!(matches!(

@@ -280,6 +280,7 @@ mod tests {
             Time::from_ms(2000),
             Time::from_ms(10),
             3,
+            None,
             &mut generators::rng_from_seed(11),
         )
         .expect("valid");
