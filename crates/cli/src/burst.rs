@@ -6,8 +6,9 @@
 //! `k` of `--receivers`: the number of simultaneously congested ports), all starting at
 //! `--at`, with the total burst split evenly over all senders and receivers. For each scheme
 //! and `k` it binary-searches the largest total burst, to a resolution of `--resolution` of
-//! the switch buffer, for which no switch sends a PAUSE (queue- or port-level) and nothing
-//! is dropped. It assumes absorption is monotone in the burst size (a larger burst that
+//! the switch buffer, for which no switch sends a PAUSE (queue- or port-level) from `--at`
+//! on, except to hosts that send only background traffic, and nothing is dropped. Receivers are the last `k` hosts without background traffic,
+//! senders the first such hosts. It assumes absorption is monotone in the burst size (a larger burst that
 //! still absorbs would be missed); the search reports the bracket it ended with.
 //!
 //! Outputs: `burst.csv`, `burst.json` and the plot `burst_absorbed` in `--out`, and a table.
@@ -89,6 +90,7 @@ fn absorbed(
     bytes: u64,
 ) -> Result<bool> {
     let mut cfg = cfg.clone();
+    let adjacency = headroom_sim::routing::adjacency(&cfg.topology);
     let senders: usize = bursts.iter().map(|(_, s)| s.len()).sum();
     let each = (bytes / senders.max(1) as u64).max(1);
     for (rx, tx) in bursts {
@@ -108,8 +110,23 @@ fn absorbed(
     let drain = Time::from_us(200) + cfg.topology.links[0].rate.serialization(bytes);
     cfg.stop_time = Some(cfg.stop_time.map_or(a.at + drain, |t| t.min(a.at + drain)));
     cfg.record.fail_on_lossless_drop = true;
-    let r = Simulation::new(cfg).map_err(|e| miette!("{e}"))?.run();
-    let paused = r.pfc_sent.iter().any(|p| p.is_switch && p.quanta != 0);
+    let is_background_host = |n: NodeId| {
+        cfg.topology.nodes[n.index()] == NodeKind::Host
+            && !bursts.iter().any(|(_, tx)| tx.contains(&n))
+    };
+    let r = Simulation::new(cfg.clone())
+        .map_err(|e| miette!("{e}"))?
+        .run();
+    // Only the bursts are on trial: PAUSEs before them, or to a host that sends only
+    // background traffic (two flows into one port pause their senders whatever the burst),
+    // do not count; a PAUSE to a burst sender or between switches does.
+    let paused = r.pfc_sent.iter().any(|p| {
+        let peer = adjacency
+            .get(p.node as usize)
+            .and_then(|ports| ports.get(usize::from(p.port)))
+            .map(|&(peer, _)| peer);
+        p.is_switch && p.quanta != 0 && p.time >= a.at && !peer.is_some_and(is_background_host)
+    });
     Ok(!paused && r.drops.is_empty())
 }
 
@@ -119,26 +136,23 @@ fn with_scheme(base: &SimConfig, name: &str, a: &BurstArgs) -> Result<SimConfig>
     Ok(cfg)
 }
 
-/// Receivers and their senders: the last `k` hosts receive; senders are taken round robin
-/// from the hosts that neither receive nor carry background traffic.
+/// Receivers and their senders: the last `k` hosts that carry no background traffic
+/// receive; senders are taken round robin from the other such hosts, in id order.
 fn bursts(cfg: &SimConfig, k: usize, fan_in: usize) -> Result<Vec<(NodeId, Vec<NodeId>)>> {
     let hosts: Vec<NodeId> = (0..cfg.topology.nodes.len() as u32)
         .map(NodeId)
         .filter(|n| cfg.topology.nodes[n.index()] == NodeKind::Host)
         .collect();
     let busy: Vec<NodeId> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
-    if k == 0 || k >= hosts.len() {
+    let free: Vec<NodeId> = hosts.into_iter().filter(|h| !busy.contains(h)).collect();
+    if k == 0 || k >= free.len() {
         return Err(miette!(
-            "--receivers: {k} receivers do not fit {} hosts",
-            hosts.len()
+            "--receivers: {k} receivers do not fit the {} hosts without background traffic",
+            free.len()
         ));
     }
-    let receivers: Vec<NodeId> = hosts[hosts.len() - k..].to_vec();
-    let pool: Vec<NodeId> = hosts[..hosts.len() - k]
-        .iter()
-        .copied()
-        .filter(|h| !busy.contains(h))
-        .collect();
+    let receivers: Vec<NodeId> = free[free.len() - k..].to_vec();
+    let pool: Vec<NodeId> = free[..free.len() - k].to_vec();
     if pool.len() < fan_in {
         return Err(miette!(
             "--fan-in {fan_in}: only {} hosts are free to send (not receivers, no background)",
