@@ -28,8 +28,12 @@
 //! `T = alpha_p × free` with `free = shared_pool − Σ shared occupancy`. Thresholds are
 //! re-evaluated for every congested PG (and port) at *every* admission and release anywhere
 //! in the switch, because `T` moves with the free buffer: a queue can cross its threshold
-//! because another port filled the buffer. (An admission or release of private cells only
-//! skips it when that provably changes nothing: see `Mmu::private_skips_evaluate`.)
+//! because another port filled the buffer. The re-evaluation is skipped when it provably
+//! changes nothing: an admission or release of private cells (see
+//! `Mmu::private_skips_evaluate`), and any event that leaves the free cells between the
+//! levels the last scan found, above which nothing unpaused pauses and below which nothing
+//! paused resumes (`xoff_free_bound`, `resume_free_bound`). With seven lossless classes per
+//! port, under heavy PFC, this skips most scans of the congested PGs.
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
 //! then private (its [`Placement`] records only where it was admitted and how many cells).
@@ -277,13 +281,16 @@ pub struct Mmu {
     /// DSH: ports holding shared or insurance cells, or paused.
     active_ports: Vec<u32>,
     in_active_port: Vec<bool>,
-    /// SIH/SHP: what the last scan of `active` found, so that the next can be skipped when
-    /// it provably changes nothing: PGs in XOFF, an upper bound on the free shared cells at
-    /// or below which a PG not in XOFF may reach its threshold (raised by every shared
-    /// admission), and whether something happened that only a scan handles (headroom
-    /// taken, a PG emptied).
-    xoff_pgs: u32,
+    /// What the last scan of `active` (and `active_ports`) found, so that the next can be
+    /// skipped when it provably changes nothing. Every threshold is `alpha x free shared
+    /// cells`, so each PG or port not paused stays so while the free cells stay at or above
+    /// a level, and each paused one stays paused while they stay below a level:
+    /// `xoff_free_bound` is an upper bound on the first levels (raised by every shared
+    /// admission), `resume_free_bound` a lower bound on the second (lowered by every shared
+    /// release; infinite when nothing is paused). `scan_needed`: something happened that
+    /// only a scan handles (headroom taken or emptied, a PG or port emptied).
     xoff_free_bound: f64,
+    resume_free_bound: f64,
     scan_needed: bool,
     ports: usize,
     n_lossless: u64,
@@ -380,8 +387,8 @@ impl Mmu {
             in_active: vec![false; ports * PRIORITIES],
             active_ports: Vec::with_capacity(ports),
             in_active_port: vec![false; ports],
-            xoff_pgs: 0,
             xoff_free_bound: 0.0,
+            resume_free_bound: f64::INFINITY,
             scan_needed: false,
             watch_headroom: 0,
             watch_lo: 0,
@@ -504,8 +511,9 @@ impl Mmu {
                 pg.peak_shared = pg.peak_shared.max(pg.shared);
                 self.shared_used += u64::from(cells);
                 if lossless {
+                    let pg = *pg;
                     self.port_state[in_port].shared += u64::from(cells);
-                    let need = f64::from(pg.shared + 1) / self.alpha[in_port];
+                    let need = self.pause_level(in_port, pg, self.port_state[in_port].shared);
                     if need > self.xoff_free_bound {
                         self.xoff_free_bound = need;
                     }
@@ -589,7 +597,19 @@ impl Mmu {
             if lossless {
                 ps.shared -= u64::from(sh);
             }
+            if h > 0 && pg.headroom == 0 {
+                // A PG (or DSH port) resumes only without headroom held: only a scan sees it.
+                self.scan_needed = true;
+            } else if lossless && sh > 0 && (pg.xoff || ps.poff) {
+                // Less shared held lowers the level at which a paused PG or port resumes.
+                let (pg, ps) = (*pg, *ps);
+                let level = self.resume_level(in_port, pg, ps);
+                if level < self.resume_free_bound {
+                    self.resume_free_bound = level;
+                }
+            }
         }
+        let pg = &mut self.pgs[pgi];
         self.headroom_used -= u64::from(h);
         if shp {
             self.hpool_used -= u64::from(h);
@@ -619,6 +639,67 @@ impl Mmu {
         }
     }
 
+    /// Free shared cells at or above which a PG not in XOFF (and its port not paused)
+    /// holding `pg` and a port holding `port_shared` shared cells stay so (an upper bound:
+    /// `(shared + 1) / alpha` for SIH and SHP, whose XOFF is at `shared >= T`; DSH adds its
+    /// per-queue headroom, XOFF being at `shared > T - eta`, and bounds the port's
+    /// `shared > Nq T` too).
+    #[inline]
+    fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
+        let alpha = self.alpha[port];
+        match self.scheme {
+            HeadroomScheme::Dsh { .. } => {
+                let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
+                let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
+                queue.max(port_level) / alpha
+            }
+            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
+                f64::from(pg.shared + 1) / alpha
+            }
+        }
+    }
+
+    /// Free shared cells below which a paused PG holding `pg` on a port holding `port`
+    /// stays paused (a lower bound; `INFINITY` when only a scan can resume it). SIH/SHP
+    /// resume at `shared + xon_offset <= T`; DSH at `shared < T - eta - delta_q`, and a
+    /// paused port at `shared < Nq T - delta_p` (an empty PG or port resumes at once).
+    #[inline]
+    fn resume_level(&self, port: usize, pg: PgOccupancy, ps: PortOccupancy) -> f64 {
+        let alpha = self.alpha[port];
+        let queue = if !pg.xoff {
+            f64::INFINITY
+        } else if pg.shared == 0 {
+            0.0
+        } else {
+            match self.scheme {
+                HeadroomScheme::Dsh { .. } => {
+                    (f64::from(pg.shared)
+                        + f64::from(self.headroom_cells[port])
+                        + self.delta_q_cells as f64)
+                        / alpha
+                }
+                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } if pg.headroom > 0 => {
+                    f64::INFINITY
+                }
+                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
+                    f64::from(pg.shared + self.xon_offset_cells) / alpha
+                }
+            }
+        };
+        let port_level = match self.scheme {
+            HeadroomScheme::Dsh { .. } if ps.poff => {
+                if ps.shared == 0 {
+                    0.0
+                } else {
+                    let n = self.n_lossless.max(1);
+                    ((ps.shared + self.delta_p_cells) / n) as f64 / alpha
+                }
+            }
+            _ => f64::INFINITY,
+        };
+        queue.min(port_level)
+    }
+
     /// `evaluate` when some PG or port is congested (kept out of line).
     #[inline(never)]
     fn evaluate_active(&mut self, out: &mut Vec<Transition>) {
@@ -627,17 +708,17 @@ impl Mmu {
             HeadroomScheme::Dsh { .. } => true,
             HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => false,
         };
-        if !dsh && self.xoff_pgs == 0 && !self.scan_needed {
-            // No PG is in XOFF, none holds headroom (taking headroom sets `scan_needed`), and
-            // each one's shared cells `s` satisfy `s + 1 <= alpha × bound`. With free shared
-            // cells above the bound (with a margin for rounding), every threshold
-            // `(free × alpha) as u64` exceeds `s`: the scan would change nothing.
-            if free >= self.xoff_free_bound * (1.0 + 1e-9) + 1.0 {
-                return;
-            }
+        // With the free cells between the two levels of the last scan (with a margin for
+        // rounding), no threshold `(free x alpha) as u64` has crossed any occupancy: the
+        // scan would change nothing.
+        if !self.scan_needed
+            && free >= self.xoff_free_bound * (1.0 + 1e-9) + 1.0
+            && free * (1.0 + 1e-9) + 1.0 < self.resume_free_bound
+        {
+            return;
         }
-        self.xoff_pgs = 0;
         self.xoff_free_bound = 0.0;
+        self.resume_free_bound = f64::INFINITY;
         self.scan_needed = false;
         let mut i = 0;
         while i < self.active.len() {
@@ -677,11 +758,14 @@ impl Mmu {
                 self.active.swap_remove(i);
                 continue;
             }
+            let pg = *pg;
+            let ps = self.port_state[port];
             if pg.xoff {
-                self.xoff_pgs += 1;
+                let level = self.resume_level(port, pg, ps);
+                self.resume_free_bound = self.resume_free_bound.min(level);
             } else {
-                let need = f64::from(pg.shared + 1) / self.alpha[port];
-                self.xoff_free_bound = self.xoff_free_bound.max(need);
+                let level = self.pause_level(port, pg, ps.shared);
+                self.xoff_free_bound = self.xoff_free_bound.max(level);
             }
             i += 1;
         }
@@ -713,9 +797,17 @@ impl Mmu {
             if !ps.poff && ps.shared == 0 && ps.headroom == 0 {
                 self.in_active_port[port] = false;
                 self.active_ports.swap_remove(i);
-            } else {
-                i += 1;
+                continue;
             }
+            let ps = *ps;
+            if ps.poff {
+                let level = self.resume_level(port, PgOccupancy::default(), ps);
+                self.resume_free_bound = self.resume_free_bound.min(level);
+            } else {
+                let level = self.pause_level(port, PgOccupancy::default(), ps.shared);
+                self.xoff_free_bound = self.xoff_free_bound.max(level);
+            }
+            i += 1;
         }
     }
 

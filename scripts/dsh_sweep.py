@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/dsh-paper-sweep.sh (standard library only).
+
+  dsh_sweep.py scenario BASE.toml CC LOAD DURATION   prints BASE with background load LOAD,
+                                                     fan-ins at 0.9 - LOAD, arrivals for
+                                                     DURATION and congestion control CC
+  dsh_sweep.py summary DIR CC...                     writes DIR/sweep.csv, sweep.md, sweep.svg
+"""
+import json
+import os
+import re
+import sys
+
+TOTAL_LOAD = 0.9
+SCHEMES = ("sih", "shp", "dsh")
+# The paper's Fig. 14: DSH's average FCT against SIH's, averaged over the loads.
+PAPER = {"dcqcn": {"background": -10.1, "fan-in": -43.3},
+         "powertcp": {"background": -31.1, "fan-in": -57.7}}
+
+
+def scenario(base, cc, load, duration):
+    text = open(base).read()
+    load = float(load)
+    if not 0.0 < load < TOTAL_LOAD:
+        sys.exit(f"load {load} must be in (0, {TOTAL_LOAD})")
+    # workload[0] is the background, workload[1] the fan-ins (see the example's comments).
+    blocks = text.split("[[workload]]")
+    if len(blocks) != 3:
+        sys.exit(f"{base}: expected two [[workload]] entries")
+    bg, fan = blocks[1], blocks[2]
+    bg = re.sub(r"(?m)^load = .*$", f"load = {load:g}", bg)
+    fan = re.sub(r"(?m)^load = .*$", f"load = {TOTAL_LOAD - load:.10g}", fan)
+    bg, fan = (re.sub(r'(?m)^duration = .*$', f'duration = "{duration}"', b) for b in (bg, fan))
+    head = blocks[0]
+    if cc == "powertcp":
+        head = re.sub(r'(?m)^algorithm = "dcqcn"\n(preset = .*\n)?', 'algorithm = "powertcp"\n', head)
+    elif cc != "dcqcn":
+        sys.exit(f"unknown cc {cc} (dcqcn or powertcp)")
+    head = re.sub(r'(?m)^name = .*$', f'name = "dsh-paper-fig14-{cc}-l{load:g}"', head)
+    sys.stdout.write("[[workload]]".join([head, bg, fan]))
+
+
+def group(run, name):
+    for g in run["by_workload"]:
+        if g["workload"] == name:
+            return g
+    return {}
+
+
+def points(out, ccs):
+    rows = []
+    for cc in ccs:
+        for entry in sorted(os.listdir(out)):
+            m = re.fullmatch(rf"{cc}-l([0-9.]+)", entry)
+            path = os.path.join(out, entry, "compare.json")
+            if not m or not os.path.exists(path):
+                continue
+            doc = json.load(open(path))
+            for run in doc["runs"]:
+                bg, fan = group(run, "workload[0]"), group(run, "workload[1]")
+                rows.append({
+                    "cc": cc, "load": float(m.group(1)), "scheme": run["scheme"],
+                    "background_mean_fct_us": (bg.get("mean_fct_ns") or 0) / 1e3,
+                    "background_norm": bg.get("mean_fct_norm"),
+                    "fanin_mean_fct_us": (fan.get("mean_fct_ns") or 0) / 1e3,
+                    "fanin_norm": fan.get("mean_fct_norm"),
+                    "flows_finished": run["flows_finished"], "flows": run["flows"],
+                    "queue_pauses": run["queue_pauses"], "port_pauses": run["port_pauses"],
+                    "lossless_drops": run["lossless_drops"],
+                    "drops": sum(run["drops"].values()) if isinstance(run["drops"], dict) else run["drops"],
+                })
+    rows.sort(key=lambda r: (r["cc"], r["load"], SCHEMES.index(r["scheme"])))
+    return rows
+
+
+def fmt(v, spec=".3f"):
+    return "-" if v is None else format(v, spec)
+
+
+def svg(rows, ccs, path):
+    """Normalised mean FCT vs background load: one panel per (cc, flow kind)."""
+    panels = [(cc, kind) for cc in ccs for kind in ("background", "fanin")]
+    w, h, pad = 360, 260, 50
+    colours = {"sih": "#444444", "shp": "#1f77b4", "dsh": "#d62728"}
+    cols = 2
+    nrows = (len(panels) + 1) // 2
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * w}" height="{nrows * h + 30}" '
+             'font-family="sans-serif" font-size="11">',
+             f'<rect width="100%" height="100%" fill="white"/>',
+             f'<text x="10" y="18" font-size="13">Mean FCT normalised to SIH vs background load '
+             f'(fan-ins at {TOTAL_LOAD} - load)</text>']
+    for i, (cc, kind) in enumerate(panels):
+        x0, y0 = (i % cols) * w, 30 + (i // cols) * h
+        sel = [r for r in rows if r["cc"] == cc and r[f"{kind}_norm"] is not None]
+        if not sel:
+            continue
+        ys = [r[f"{kind}_norm"] for r in sel]
+        lo, hi = min(ys + [1.0]), max(ys + [1.0])
+        lo, hi = lo - 0.05 * (hi - lo + 0.1), hi + 0.05 * (hi - lo + 0.1)
+        px = lambda l: x0 + pad + (l - 0.05) / 0.8 * (w - pad - 20)
+        py = lambda v: y0 + h - pad + 10 - (v - lo) / (hi - lo) * (h - pad - 30)
+        label = "fan-in" if kind == "fanin" else "background"
+        parts.append(f'<text x="{x0 + pad}" y="{y0 + 14}">{cc.upper()}, {label} flows</text>')
+        parts.append(f'<rect x="{x0 + pad}" y="{y0 + 20}" width="{w - pad - 20}" height="{h - pad - 30}" '
+                     'fill="none" stroke="black"/>')
+        for k in range(5):
+            v = lo + (hi - lo) * k / 4
+            parts.append(f'<text x="{x0 + 5}" y="{py(v) + 4:.1f}">{v:.2f}</text>')
+        for l in sorted({r["load"] for r in sel}):
+            parts.append(f'<text x="{px(l) - 8:.1f}" y="{y0 + h - pad + 26}">{l:g}</text>')
+        for scheme in SCHEMES:
+            pts = [(r["load"], r[f"{kind}_norm"]) for r in sel if r["scheme"] == scheme]
+            if not pts:
+                continue
+            line = " ".join(f"{px(l):.1f},{py(v):.1f}" for l, v in pts)
+            c = colours[scheme]
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="2"/>')
+            for l, v in pts:
+                parts.append(f'<circle cx="{px(l):.1f}" cy="{py(v):.1f}" r="3" fill="{c}"/>')
+        for k, scheme in enumerate(SCHEMES):
+            parts.append(f'<text x="{x0 + w - 60}" y="{y0 + 36 + 14 * k}" fill="{colours[scheme]}">'
+                         f'{scheme.upper()}</text>')
+        parts.append(f'<text x="{x0 + w / 2 - 40}" y="{y0 + h - 8}">background load</text>')
+    parts.append("</svg>")
+    open(path, "w").write("\n".join(parts) + "\n")
+
+
+def summary(out, ccs):
+    rows = points(out, ccs)
+    if not rows:
+        sys.exit(f"no finished points under {out}")
+    keys = list(rows[0].keys())
+    with open(os.path.join(out, "sweep.csv"), "w") as f:
+        f.write(",".join(keys) + "\n")
+        for r in rows:
+            f.write(",".join("" if r[k] is None else str(r[k]) for k in keys) + "\n")
+    lines = ["| cc | load | scheme | background mean FCT, us (/ SIH) | fan-in mean FCT, us (/ SIH) "
+             "| flows finished | queue / port PAUSEs | lossless drops | all drops |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['cc']} | {r['load']:g} | {r['scheme'].upper()} "
+                     f"| {r['background_mean_fct_us']:.1f} ({fmt(r['background_norm'])}) "
+                     f"| {r['fanin_mean_fct_us']:.1f} ({fmt(r['fanin_norm'])}) "
+                     f"| {r['flows_finished']}/{r['flows']} | {r['queue_pauses']} / {r['port_pauses']} "
+                     f"| {r['lossless_drops']} | {r['drops']} |")
+    lines += ["", "DSH against SIH, averaged over the loads (paper's Fig. 14 in brackets):", ""]
+    for cc in ccs:
+        for kind, key in (("background", "background_norm"), ("fan-in", "fanin_norm")):
+            vals = [r[key] for r in rows if r["cc"] == cc and r["scheme"] == "dsh" and r[key]]
+            if vals:
+                ours = (sum(vals) / len(vals) - 1) * 100
+                paper = PAPER.get(cc, {}).get(kind)
+                lines.append(f"- {cc}, {kind}: {ours:+.1f} % ({'' if paper is None else f'{paper:+.1f} %'}) "
+                             f"over {len(vals)} loads")
+    open(os.path.join(out, "sweep.md"), "w").write("\n".join(lines) + "\n")
+    svg(rows, ccs, os.path.join(out, "sweep.svg"))
+    print("\n".join(lines))
+    print(f"\nwrote {out}/sweep.csv, sweep.md, sweep.svg")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 6 and sys.argv[1] == "scenario":
+        scenario(*sys.argv[2:6])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "summary":
+        summary(sys.argv[2], sys.argv[3:])
+    else:
+        sys.exit(__doc__)
