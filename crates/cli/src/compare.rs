@@ -70,7 +70,8 @@ pool; DSH: dynamic and shared headroom.";
 /// What the algorithm names mean, printed under a `--cc` table.
 const CC_LEGEND: &str = "DCQCN: rate cuts on CNPs; DCTCP: cuts by the fraction of ECN-echoed \
 ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; PowerTCP: rate \
-from INT link power (queue and its growth); none: line rate, PFC only.";
+from link power (queue and its growth) by INT, or by RTTs in delay mode; none: line rate, PFC \
+only.";
 
 /// What the detector names mean, printed under a `--detector` table.
 const DETECTOR_LEGEND: &str = "RED: ECN marks by queue length alone; TCD: ternary congestion \
