@@ -34,7 +34,7 @@
 //! queue of up to 5 % of a base RTT count as none: without it a sender whose samples
 //! carry any queueing delay (a packet or two of its own, on the NIC and in the switch)
 //! always sees `Γ > 1` at equilibrium and keeps cutting. Two samples at the same instant
-//! give no gradient: the second replaces the first and nothing else happens.
+//! give no gradient: the second replaces the first, without a rate update.
 //!
 //! # The update (both modes)
 //!
@@ -64,14 +64,17 @@
 //!   is a rate (150 Mb/s). Bytes in flight are bounded by the driver's variable window
 //!   `W x R / line_rate`, as HPCC's (see [`super::Window`]), so the rate and the window
 //!   move together.
-//! - `η` (INT mode only) comes from the authors' code, inherited from HPCC; the paper
-//!   normalises power by `B² T` alone. The delay mode's floor of 0.5 on `A`, its
-//!   `base_rtt_slack` and its smaller `γ` (0.7 instead of 0.9, the default of
-//!   [`PowerTcpConfig::for_mode`]) are the authors' code too; the paper gives neither.
+//! - `η` (INT mode only) comes from the authors' code, inherited from HPCC; the paper's
+//!   update divides by the normalised power alone. The delay mode's floor of 0.5 on `A`,
+//!   its `base_rtt_slack` and its smaller `γ` (0.7 instead of 0.9, the default of
+//!   [`PowerTcpConfig::for_mode`]) are taken from the authors' code as well.
 //! - `U < 0` keeping the smoothed value is the authors' code.
 //! - The paper times every packet in delay mode; the simulator's driver times one packet
 //!   per round trip (the samples TIMELY uses), so θ-PowerTCP reacts about once per round
-//!   trip and its gradient spans a round trip. The authors' code also keeps computing
+//!   trip and its gradient spans a round trip.
+//! - Delay mode normalises each flow by its own smallest RTT, as the authors' code does;
+//!   flows with different base RTTs then settle at different rates (longer round trips
+//!   faster), see the simulator's convergence test. The authors' code also keeps computing
 //!   from the INT loop in delay mode; here delay mode needs no INT at all.
 //! - The INT fields are quantized as the HPCC simulator encodes them ([`crate::int`]),
 //!   which the authors' simulator inherits.
