@@ -34,8 +34,8 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
     /// Compare congestion-control algorithms instead, comma-separated: dcqcn, dctcp,
-    /// timely, hpcc, none (the scenario's scheme for all; its `[host.cc]` parameters for
-    /// its own algorithm, the defaults of `docs/scenario.md` for the others).
+    /// timely, hpcc, powertcp, none (the scenario's scheme for all; its `[host.cc]`
+    /// parameters for its own algorithm, the defaults of `docs/scenario.md` for the others).
     #[arg(long, value_delimiter = ',', conflicts_with = "mmu")]
     cc: Vec<String>,
     /// Compare congestion detectors instead, comma-separated: red, tcd, tcd-released (the
@@ -72,8 +72,9 @@ pool; DSH: dynamic and shared headroom.";
 
 /// What the algorithm names mean, printed under a `--cc` table.
 const CC_LEGEND: &str = "DCQCN: rate cuts on CNPs; DCTCP: cuts by the fraction of ECN-echoed \
-ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; none: line \
-rate, PFC only.";
+ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; PowerTCP: rate \
+from link power (queue and its growth) by INT, or by RTTs in delay mode; none: line rate, PFC \
+only.";
 
 /// What the detector names mean, printed under a `--detector` table.
 const DETECTOR_LEGEND: &str = "RED: ECN marks by queue length alone; TCD: ternary congestion \
@@ -202,7 +203,9 @@ pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
 /// The `--cc` algorithm called `name`, with its defaults for packets of `payload` bytes.
 fn cc_named(name: &str, payload: u64) -> Result<CcConfig> {
     CcConfig::named(name, payload).ok_or_else(|| {
-        miette!("--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc or none)")
+        miette!(
+            "--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc, powertcp or none)"
+        )
     })
 }
 

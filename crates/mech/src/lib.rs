@@ -17,9 +17,10 @@
 //!   and undetermined states, the paper's detector and the authors' released one.
 //! - [`congestion_point`]: one egress queue's marking decision (RED or TCD) fed by its
 //!   flow-control history, with what it decided over the run.
-//! - [`int`]: in-band network telemetry hop records (what HPCC's switches append).
-//! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, or none) fed by one
-//!   feedback type, and the receivers' notification points.
+//! - [`int`]: in-band network telemetry hop records (what HPCC's and PowerTCP's switches
+//!   append).
+//! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, PowerTCP, or none)
+//!   fed by one feedback type, and the receivers' notification points.
 
 pub mod buffer;
 pub mod cc;

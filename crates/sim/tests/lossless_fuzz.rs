@@ -19,7 +19,9 @@
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
-use headroom_mech::cc::{DcqcnConfig, DctcpConfig, HpccConfig, TimelyConfig};
+use headroom_mech::cc::{
+    DcqcnConfig, DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
+};
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
@@ -268,6 +270,16 @@ fn case(seed: u64) -> Case {
         },
         _ => DetectorConfig::TcdReleased(ReleasedConfig::default()),
     };
+    // PowerTCP in place of the algorithm drawn above, in some cases (drawn last too).
+    if rng.gen_bool(0.15) {
+        let mode = if rng.gen_bool(0.5) {
+            PowerTcpMode::Int
+        } else {
+            PowerTcpMode::Delay
+        };
+        cfg.host.cc = CcConfig::PowerTcp(PowerTcpConfig::for_mode(mode));
+        cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
@@ -276,7 +288,7 @@ fn case(seed: u64) -> Case {
         cfg.switch.scheme.name(),
         alpha.value(),
         cfg.switch.buffer_bytes,
-        cc.name(),
+        cfg.host.cc.name(),
         cfg.switch.ecn.detector.name(),
     );
     Case { what, cfg }

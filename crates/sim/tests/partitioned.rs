@@ -1,14 +1,15 @@
 //! Partitioned runs give exactly the results of a single simulation.
 //!
 //! Random small networks (fat tree, leaf-spine, dumbbell, star) with random lossless and
-//! lossy traffic, DCQCN or none, admission at the first or the last bit, corrupting links,
+//! lossy traffic, every congestion-control algorithm (PowerTCP in both modes) or none,
+//! admission at the first or the last bit, corrupting links,
 //! link failures, NIC receive buffers that send PFC, time series sampling, DSH/SHP/SIH, and
 //! every way a run ends (all flows done, stop time, idle) are run as 1, 2, 3 and 4 parts;
 //! every result (flows, PFC frames, port and switch statistics, samples, drops, event count,
 //! end time) must be identical. Also: the split itself, the cases that must run as one part,
 //! and the conservation invariants between windows.
 
-use headroom_mech::cc::{DctcpConfig, HpccConfig, TimelyConfig};
+use headroom_mech::cc::{DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig};
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
@@ -156,6 +157,17 @@ fn scenario(seed: u64) -> SimConfig {
     };
     if d.chance(30) {
         cfg.host.cnp_mode = CnpMode::Poll;
+    }
+    // PowerTCP in place of the algorithm drawn above (drawn last too): INT mode's records
+    // cross parts as HPCC's, delay mode's RTT probes as TIMELY's.
+    if d.chance(25) {
+        let mode = if d.chance(50) {
+            PowerTcpMode::Int
+        } else {
+            PowerTcpMode::Delay
+        };
+        cfg.host.cc = CcConfig::PowerTcp(PowerTcpConfig::for_mode(mode));
+        cfg.host.window = windowed;
     }
     cfg
 }

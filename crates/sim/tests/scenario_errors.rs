@@ -629,14 +629,15 @@ fn name_must_be_a_plain_directory_name() {
 
 #[test]
 fn congestion_control_algorithms_and_their_errors() {
-    for (algorithm, name) in [("dctcp", "dctcp"), ("timely", "timely"), ("hpcc", "hpcc")] {
-        let text = format!("{BASE}\n[host.cc]\nalgorithm = \"{algorithm}\"\n");
+    for name in ["dctcp", "timely", "hpcc", "powertcp"] {
+        let text = format!("{BASE}\n[host.cc]\nalgorithm = \"{name}\"\n");
         let s = parse(&text).expect("valid");
         assert_eq!(s.config.host.cc.name(), name);
-        // HPCC and DCTCP run with the ns-3 HPCC simulator's window unless told otherwise.
+        // HPCC, DCTCP and PowerTCP run with the ns-3 HPCC simulator's window unless told
+        // otherwise.
         assert_eq!(
             s.config.host.window.enabled,
-            matches!(name, "hpcc" | "dctcp"),
+            matches!(name, "hpcc" | "dctcp" | "powertcp"),
             "{name}"
         );
     }
@@ -668,6 +669,73 @@ fn congestion_control_algorithms_and_their_errors() {
     );
     let window = format!("{BASE}\n[host.window]\nenabled = \"yes\"\n");
     check(&window, "host.window.enabled", "", "\"yes\"");
+}
+
+#[test]
+fn powertcp_modes_keys_and_their_errors() {
+    use headroom_mech::cc::{PowerTcpConfig, PowerTcpMode};
+    let with = |keys: &str| format!("{BASE}\n[host.cc]\nalgorithm = \"powertcp\"\n{keys}");
+    let powertcp = |keys: &str| {
+        let s = parse(&with(keys)).expect("valid");
+        let CcConfig::PowerTcp(p) = &s.config.host.cc else {
+            panic!("powertcp")
+        };
+        (p.clone(), s.config.host.cc.int_multi())
+    };
+    // INT mode by default: switches append INT records.
+    assert_eq!(powertcp(""), (PowerTcpConfig::default(), Some(4)));
+    // Delay mode: its own gamma, no INT.
+    let (p, int_multi) = powertcp("mode = \"delay\"\n");
+    assert_eq!(
+        (p.mode, p.gamma, int_multi),
+        (PowerTcpMode::Delay, 0.7, None)
+    );
+    let (p, _) = powertcp(
+        "mode = \"delay\"\ngamma = 0.5\nbeta = \"300Mbps\"\nbase_rtt_slack = 1\n\
+         fast_react = false\nmin_rate = \"2Gbps\"\n",
+    );
+    assert_eq!(
+        p,
+        PowerTcpConfig {
+            gamma: 0.5,
+            beta: Rate::from_mbps(300),
+            base_rtt_slack: 1.0,
+            fast_react: false,
+            min_rate: Rate::from_gbps(2),
+            ..PowerTcpConfig::for_mode(PowerTcpMode::Delay)
+        }
+    );
+    let (p, int_multi) = powertcp("target_utilization = 0.9\nint_multi = 2\n");
+    assert_eq!((p.target_utilization, int_multi), (0.9, Some(2)));
+
+    check(
+        &with("mode = \"ecn\"\n"),
+        "host.cc.mode",
+        "unknown mode `ecn` (expected int or delay)",
+        "\"ecn\"",
+    );
+    check(&with("gamma = 0\n"), "host.cc.gamma", "(0, 1]", "0");
+    check(&with("gamma = 1.5\n"), "host.cc.gamma", "(0, 1]", "1.5");
+    check(&with("beta = \"0Mbps\"\n"), "host.cc.beta", "", "\"0Mbps\"");
+    check(
+        &with("target_utilization = 1.2\n"),
+        "host.cc.target_utilization",
+        "(0, 1]",
+        "1.2",
+    );
+    check(
+        &with("base_rtt_slack = 0.95\n"),
+        "host.cc.base_rtt_slack",
+        "must be at least 1, found 0.95",
+        "0.95",
+    );
+    check(&with("int_multi = 0\n"), "host.cc.int_multi", "", "0");
+    check(
+        &with("sample_feedback = true\n"),
+        "host.cc.sample_feedback",
+        "unknown key `sample_feedback` for algorithm = \"powertcp\"",
+        "sample_feedback",
+    );
 }
 
 #[test]

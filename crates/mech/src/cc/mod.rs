@@ -14,7 +14,8 @@
 //!
 //! UE marks (ternary congestion detection) mean "your packets were only paused": DCQCN and
 //! TIMELY hold their rate on UE-only feedback ([`UeReaction`]). DCTCP counts only CE marks
-//! (a UE echo is an unmarked ACK to it) and HPCC reads INT, not marks: both ignore UE.
+//! (a UE echo is an unmarked ACK to it), HPCC reads INT and PowerTCP INT or RTT samples, not
+//! marks: all three ignore UE (HPCC and PowerTCP ignore CE echoes too).
 //!
 //! Invariants: the rate stays within `[min_rate, line_rate]`; nothing here allocates;
 //! feedback an algorithm does not use leaves it unchanged.
@@ -23,6 +24,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
 pub mod notify;
+pub mod powertcp;
 pub mod timely;
 
 use crate::ecn::Mark;
@@ -33,6 +35,7 @@ pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use hpcc::{Hpcc, HpccConfig};
 pub use notify::{NotificationPoint, Reply};
+pub use powertcp::{PowerTcp, PowerTcpConfig, PowerTcpMode};
 pub use timely::{Timely, TimelyConfig};
 
 /// What the network tells a sender about one of its flows.
@@ -130,6 +133,8 @@ pub enum CongestionControl {
     Timely(Timely),
     /// HPCC (boxed: its hop records make it several times larger than the others).
     Hpcc(Box<Hpcc>),
+    /// PowerTCP, INT or delay mode (boxed like HPCC, for its hop records).
+    PowerTcp(Box<PowerTcp>),
 }
 
 impl CongestionControl {
@@ -141,6 +146,7 @@ impl CongestionControl {
             CongestionControl::Dctcp(d) => d.rate(),
             CongestionControl::Timely(t) => t.rate(),
             CongestionControl::Hpcc(h) => h.rate(),
+            CongestionControl::PowerTcp(p) => p.rate(),
         }
     }
 
@@ -157,6 +163,7 @@ impl CongestionControl {
                     h.on_ack(ack, int);
                 }
             }
+            (CongestionControl::PowerTcp(p), Feedback::Ack(ack)) => p.on_ack(now, ack),
             (_, Feedback::Cnp { .. }) => {}
         }
     }
@@ -164,10 +171,14 @@ impl CongestionControl {
     /// Whether a rate change moves the departure of the flow's next packet (already timed
     /// at the old rate after the last one) by the difference of the last packet's wire
     /// time at the two rates, instead of taking effect from the next packet on (HPCC, as
-    /// the ns-3 HPCC simulator's `ChangeRate`).
+    /// the ns-3 HPCC simulator's `ChangeRate`, and PowerTCP, which the PowerTCP authors'
+    /// simulator runs on the same code).
     #[inline]
     pub fn retimes_departures(&self) -> bool {
-        matches!(self, CongestionControl::Hpcc(_))
+        matches!(
+            self,
+            CongestionControl::Hpcc(_) | CongestionControl::PowerTcp(_)
+        )
     }
 
     /// Whether ACKs can change the algorithm's state (the driver may skip
@@ -181,10 +192,15 @@ impl CongestionControl {
         )
     }
 
-    /// Whether the algorithm reads round-trip samples (the driver times packets for it).
+    /// Whether the algorithm reads round-trip samples (the driver times packets for it):
+    /// TIMELY, and PowerTCP in delay mode.
     #[inline]
     pub fn wants_rtt(&self) -> bool {
-        matches!(self, CongestionControl::Timely(_))
+        match self {
+            CongestionControl::Timely(_) => true,
+            CongestionControl::PowerTcp(p) => p.mode() == PowerTcpMode::Delay,
+            _ => false,
+        }
     }
 
     /// The sender put `bytes` of this flow on the wire at `now`.
@@ -250,6 +266,37 @@ mod tests {
         assert_eq!(w.limit(line, line), Some(153_000));
         assert_eq!(w.limit(Rate::from_gbps(25), line), Some(38_250));
         assert_eq!(w.limit(Rate(1), line), Some(1));
+    }
+
+    #[test]
+    fn powertcp_retimes_reads_acks_and_wants_rtt_in_delay_mode_only() {
+        let line = Rate::from_gbps(100);
+        for (mode, rtt) in [(PowerTcpMode::Int, false), (PowerTcpMode::Delay, true)] {
+            let cfg = PowerTcpConfig::for_mode(mode);
+            let cc =
+                CongestionControl::PowerTcp(Box::new(PowerTcp::new(cfg, line, Time::from_us(10))));
+            assert!(cc.retimes_departures() && cc.reads_acks());
+            assert_eq!(cc.wants_rtt(), rtt);
+            assert_eq!(cc.rate(), line);
+            assert_eq!(cc.poll_timeout(), None);
+        }
+        // Delay mode: the second RTT sample, 30 % above the first, cuts.
+        let mut cc = CongestionControl::PowerTcp(Box::new(PowerTcp::new(
+            PowerTcpConfig::for_mode(PowerTcpMode::Delay),
+            line,
+            Time::from_us(10),
+        )));
+        for (i, rtt_us) in [(0, 10), (1, 13)] {
+            let ack = Ack {
+                acked: 1 + 10_000 * i,
+                snd_nxt: 10_000 * (i + 1),
+                rtt: Some(Time::from_us(rtt_us)),
+                echo: Mark::None,
+                int: None,
+            };
+            cc.on_feedback(Time::from_us(10 * i), &Feedback::Ack(ack));
+        }
+        assert!(cc.rate() < line);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use headroom_mech::buffer::mmu::{Mmu, MmuConfig, Reservation};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, NotificationPoint,
-    Timely, TimelyConfig, Window,
+    PowerTcp, PowerTcpConfig, PowerTcpMode, Timely, TimelyConfig, Window,
 };
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
@@ -444,6 +444,8 @@ pub enum CcConfig {
     Timely(TimelyConfig),
     /// HPCC (INT from every switch egress).
     Hpcc(HpccConfig),
+    /// PowerTCP (INT from every switch egress, or RTT samples in delay mode).
+    PowerTcp(PowerTcpConfig),
 }
 
 /// What a flow's sender knows of its path before it starts.
@@ -466,6 +468,7 @@ impl CcConfig {
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Timely(_) => "timely",
             CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::PowerTcp(_) => "powertcp",
         }
     }
 
@@ -483,6 +486,9 @@ impl CcConfig {
                 path.rtt,
                 path.bdp,
             ))),
+            CcConfig::PowerTcp(p) => {
+                CongestionControl::PowerTcp(Box::new(PowerTcp::new(p.clone(), line_rate, path.rtt)))
+            }
         }
     }
 
@@ -495,7 +501,10 @@ impl CcConfig {
                 CnpMode::Paced => NotificationPoint::cnp(cnp_interval),
                 CnpMode::Poll => NotificationPoint::poll(cnp_interval),
             },
-            CcConfig::Dctcp(_) | CcConfig::Timely(_) | CcConfig::Hpcc(_) => NotificationPoint::Echo,
+            CcConfig::Dctcp(_)
+            | CcConfig::Timely(_)
+            | CcConfig::Hpcc(_)
+            | CcConfig::PowerTcp(_) => NotificationPoint::Echo,
         }
     }
 
@@ -511,14 +520,17 @@ impl CcConfig {
             }),
             "timely" => CcConfig::Timely(TimelyConfig::default()),
             "hpcc" => CcConfig::Hpcc(HpccConfig::default()),
+            "powertcp" => CcConfig::PowerTcp(PowerTcpConfig::default()),
             _ => return None,
         })
     }
 
-    /// The INT resolution multiplier when switches append INT hop records (HPCC).
+    /// The INT resolution multiplier when switches append INT hop records (HPCC, and
+    /// PowerTCP in INT mode).
     pub fn int_multi(&self) -> Option<u32> {
         match self {
             CcConfig::Hpcc(h) => Some(h.int_multi),
+            CcConfig::PowerTcp(p) if p.mode == PowerTcpMode::Int => Some(p.int_multi),
             _ => None,
         }
     }
@@ -534,7 +546,7 @@ pub struct WindowConfig {
     pub variable: bool,
     /// Base RTT and bandwidth-delay product are the largest over the run's flows (one
     /// value for all, as `GLOBAL_T 1`); otherwise each flow's own path. HPCC's utilization
-    /// estimate uses them too.
+    /// estimate uses them too, and PowerTCP's normalised power the base RTT.
     pub global: bool,
 }
 
@@ -550,10 +562,11 @@ impl Default for WindowConfig {
 
 impl WindowConfig {
     /// The window `cc` runs with unless told otherwise: HPCC and DCTCP the ns-3 HPCC
-    /// simulator's (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), the others none.
+    /// simulator's (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), PowerTCP the same
+    /// (the PowerTCP authors' simulator runs it on HPCC's sender), the others none.
     pub fn for_algorithm(cc: &CcConfig) -> WindowConfig {
         match cc {
-            CcConfig::Hpcc(_) | CcConfig::Dctcp(_) => WindowConfig {
+            CcConfig::Hpcc(_) | CcConfig::Dctcp(_) | CcConfig::PowerTcp(_) => WindowConfig {
                 enabled: true,
                 variable: true,
                 global: true,

@@ -51,9 +51,10 @@ impl Footprint {
             + switches * size_of::<Switch>() as u64
             + switch_ports * MMU_BYTES_PER_PORT
             + hosts * size_of::<Host>() as u64;
-        // HPCC's sender state (its hop records) is boxed beside the flow.
+        // HPCC's and PowerTCP's sender state (their hop records) is boxed beside the flow.
         let cc = match cfg.host.cc {
             crate::config::CcConfig::Hpcc(_) => size_of::<headroom_mech::cc::Hpcc>(),
+            crate::config::CcConfig::PowerTcp(_) => size_of::<headroom_mech::cc::PowerTcp>(),
             _ => 0,
         };
         let per_flow = size_of::<Flow>() + size_of::<FlowRecord>() + size_of::<FlowSpec>() + cc;

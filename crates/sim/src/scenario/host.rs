@@ -6,14 +6,17 @@
 //!   chosen `preset` (default: the HPCC simulator's DCQCN) and overrides field by field.
 //! - `algorithm` selects the keys `[host.cc]` accepts ([`CC_ALGORITHMS`]); `"none"` takes
 //!   no other key.
-//! - `[host.window]` not given: HPCC and DCTCP get the ns-3 HPCC simulator's window
-//!   (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), the others none.
+//! - `[host.window]` not given: HPCC, DCTCP and PowerTCP get the ns-3 HPCC simulator's
+//!   window (`run.py`: `HAS_WIN 1`, `VAR_WIN 1`, `GLOBAL_T 1`), the others none.
+//! - PowerTCP's `mode` chooses the defaults the other keys override (`gamma` 0.9 with INT,
+//!   0.7 with delay).
 //! - A NIC buffer has `xon < xoff <= size`.
 
 use super::fields::{Cx, Fld, Res};
 use crate::config::{CcConfig, CnpMode, NicBufferConfig, SimConfig, WindowConfig};
 use headroom_mech::cc::{
-    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, TimelyConfig, UeReaction,
+    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
+    UeReaction,
 };
 
 pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
@@ -110,7 +113,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
 }
 
 /// The keys of `[host.cc]` per `algorithm`.
-pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
+pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 6] = [
     (
         "dcqcn",
         &[
@@ -159,6 +162,20 @@ pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 5] = [
             "min_rate",
             "sample_feedback",
             "int_multi",
+        ],
+    ),
+    (
+        "powertcp",
+        &[
+            "algorithm",
+            "mode",
+            "gamma",
+            "beta",
+            "target_utilization",
+            "min_rate",
+            "fast_react",
+            "int_multi",
+            "base_rtt_slack",
         ],
     ),
     ("none", &["algorithm"]),
@@ -306,8 +323,53 @@ fn parse_cc(cx: &Cx, f: &Fld, mtu_payload: u64) -> Res<CcConfig> {
             }
             Ok(CcConfig::Hpcc(d))
         }
+        "powertcp" => parse_powertcp(cx, &mut t).map(CcConfig::PowerTcp),
         _ => parse_dcqcn(cx, &mut t).map(CcConfig::Dcqcn),
     }
+}
+
+fn parse_powertcp(cx: &Cx, t: &mut super::fields::Tbl) -> Res<PowerTcpConfig> {
+    let mode = match t.get(cx, "mode") {
+        Some(m) => match m.str(cx)? {
+            "int" => PowerTcpMode::Int,
+            "delay" => PowerTcpMode::Delay,
+            other => {
+                return Err(m.err(
+                    cx,
+                    format!("unknown mode `{other}` (expected int or delay)"),
+                ))
+            }
+        },
+        None => PowerTcpMode::Int,
+    };
+    let mut d = PowerTcpConfig::for_mode(mode);
+    if let Some(x) = t.get(cx, "gamma") {
+        d.gamma = fraction(cx, &x, false)?;
+    }
+    if let Some(x) = t.get(cx, "beta") {
+        d.beta = x.positive_rate(cx)?;
+    }
+    if let Some(x) = t.get(cx, "target_utilization") {
+        d.target_utilization = fraction(cx, &x, false)?;
+    }
+    if let Some(x) = t.get(cx, "min_rate") {
+        d.min_rate = x.positive_rate(cx)?;
+    }
+    if let Some(x) = t.get(cx, "fast_react") {
+        d.fast_react = x.boolean(cx)?;
+    }
+    if let Some(x) = t.get(cx, "int_multi") {
+        // Between 1 and u32::MAX.
+        d.int_multi = x.uint(cx, 1, u64::from(u32::MAX))? as u32;
+    }
+    if let Some(x) = t.get(cx, "base_rtt_slack") {
+        let v = x.float(cx)?;
+        if v < 1.0 {
+            return Err(x.err(cx, format!("must be at least 1, found {v}")));
+        }
+        d.base_rtt_slack = v;
+    }
+    Ok(d)
 }
 
 fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {

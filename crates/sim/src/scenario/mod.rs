@@ -48,8 +48,10 @@
 //! [switch.ecn.queue.3]          # per egress queue 0-7: kmin, kmax, pmax, or enabled = false
 //! [host]                        # mtu, header, ack, cnp, ack_interval, ack_prio,
 //!                               # cnp_interval, rto, pacing, nic_buffer = { size, xoff, xon, drain }
-//! [host.cc]                     # algorithm = "dcqcn" | "none", preset = "hpcc" | "paper",
-//!                               # then any DcqcnConfig field (variant, g, rp_timer, ...)
+//! [host.cc]                     # algorithm = "dcqcn" | "dctcp" | "timely" | "hpcc" |
+//!                               # "powertcp" | "none"; dcqcn: preset = "hpcc" | "paper",
+//!                               # then any DcqcnConfig field (variant, g, rp_timer, ...);
+//!                               # the others their config's fields
 //! [[workload]]                  # zero or more, see below
 //! [[link_failure]]              # time, a, b: the link between nodes a and b fails
 //! [output]                      # sample_interval, fail_on_lossless_drop, plots, compat
