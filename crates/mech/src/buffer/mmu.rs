@@ -520,7 +520,16 @@ impl Mmu {
                 }
             }
             Region::Headroom => {
-                self.scan_needed = true;
+                // Headroom held pauses its PG (SIH, SHP) or port (DSH's insurance) and keeps
+                // it paused; it is not shared, so no threshold moves. Only a PG or port not
+                // yet paused needs the scan.
+                let paused = match self.scheme {
+                    HeadroomScheme::Dsh { .. } => self.port_state[in_port].poff,
+                    HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => pg.xoff,
+                };
+                if !paused {
+                    self.scan_needed = true;
+                }
                 pg.headroom += cells;
                 pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
                 self.headroom_used += u64::from(cells);
