@@ -16,16 +16,12 @@ fn headroom(args: &[&str]) -> std::process::Output {
         .expect("the binary runs")
 }
 
-#[test]
-fn dsh_absorbs_a_larger_burst_than_sih_without_pause() {
-    let out = tempfile::tempdir().expect("tempdir");
-    let dir = out.path().to_str().expect("utf-8 path");
-    let o = headroom(&["burst", "examples/dsh/burst.toml", "--quiet", "--out", dir]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+/// The percent of the buffer each scheme absorbed, from `burst.json` in `dir`.
+fn absorbed_percent(dir: &Path) -> impl Fn(&str) -> f64 {
     let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("burst.json")).expect("burst.json"))
+        serde_json::from_slice(&std::fs::read(dir.join("burst.json")).expect("burst.json"))
             .expect("json");
-    let pct = |scheme: &str| {
+    move |scheme: &str| {
         doc["results"]
             .as_array()
             .expect("results")
@@ -33,7 +29,16 @@ fn dsh_absorbs_a_larger_burst_than_sih_without_pause() {
             .find(|r| r["scheme"] == scheme)
             .and_then(|r| r["absorbed_percent"].as_f64())
             .expect("a result per scheme")
-    };
+    }
+}
+
+#[test]
+fn dsh_absorbs_a_larger_burst_than_sih_without_pause() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().to_str().expect("utf-8 path");
+    let o = headroom(&["burst", "examples/dsh/burst.toml", "--quiet", "--out", dir]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pct = absorbed_percent(out.path());
     let (sih, shp, dsh) = (pct("sih"), pct("shp"), pct("dsh"));
     assert!(dsh > sih, "DSH {dsh}% must beat SIH {sih}%");
     // The paper: DSH absorbs bursts up to ~40 % of the buffer, more than 4x SIH.
@@ -68,18 +73,7 @@ fn fig11_fan_in_beside_two_long_flows() {
         dir,
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("burst.json")).expect("burst.json"))
-            .expect("json");
-    let pct = |scheme: &str| {
-        doc["results"]
-            .as_array()
-            .expect("results")
-            .iter()
-            .find(|r| r["scheme"] == scheme)
-            .and_then(|r| r["absorbed_percent"].as_f64())
-            .expect("a result per scheme")
-    };
+    let pct = absorbed_percent(out.path());
     let (sih, dsh) = (pct("sih"), pct("dsh"));
     assert!(sih > 0.0, "SIH absorbs part of the burst");
     assert!(dsh / sih > 4.0, "DSH {dsh}% vs SIH {sih}%");

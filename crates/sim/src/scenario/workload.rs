@@ -159,11 +159,7 @@ pub(super) fn parse_workload(
     let span = t.span.clone().or_else(|| kind_f.span());
     match kind {
         "poisson" => {
-            let lf = t.req(cx, "load")?;
-            let load = lf.float(cx)?;
-            if !(load > 0.0 && load <= 1.0) {
-                return Err(lf.err(cx, format!("must be in (0, 1], found {load}")));
-            }
+            let load = load(cx, &mut t)?;
             let dist = parse_cdf(cx, &mut t)?;
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
             let df = t.req(cx, "duration")?;
@@ -210,11 +206,7 @@ pub(super) fn parse_workload(
             out.add(&w.name, span, flows);
         }
         "incast-poisson" => {
-            let lf = t.req(cx, "load")?;
-            let load = lf.float(cx)?;
-            if !(load > 0.0 && load <= 1.0) {
-                return Err(lf.err(cx, format!("must be in (0, 1], found {load}")));
-            }
+            let load = load(cx, &mut t)?;
             let size = t.req(cx, "size")?.positive_bytes(cx)?;
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
             let df = t.req(cx, "duration")?;
@@ -436,6 +428,16 @@ fn default_dport(k: usize) -> u16 {
     let off = (k % generators::DPORT_COUNT as usize) as u32;
     // FIRST_DPORT + off <= u16::MAX by the definition of DPORT_COUNT.
     u16::try_from(u32::from(generators::FIRST_DPORT) + off).unwrap_or(u16::MAX)
+}
+
+/// The `load` key: a share of capacity in `(0, 1]`.
+fn load(cx: &Cx, t: &mut Tbl) -> Res<f64> {
+    let f = t.req(cx, "load")?;
+    let load = f.float(cx)?;
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(f.err(cx, format!("must be in (0, 1], found {load}")));
+    }
+    Ok(load)
 }
 
 /// The `prio` key: one class (default [`DEFAULT_PRIO`]) or a list of distinct lossless
