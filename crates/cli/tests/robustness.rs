@@ -167,6 +167,45 @@ fn a_workload_generator_refuses_more_flows_than_its_cap() {
     assert!(err.contains("at most 20000000"), "{err}");
 }
 
+/// `--cross-leaf` sends every flow off its sender's leaf (16 hosts per top-of-rack switch in
+/// the HPCC fat tree).
+#[test]
+fn workload_cross_leaf_keeps_flows_off_the_senders_leaf() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let topo = repo().join("data/topologies/hpcc_fat_320.txt");
+    let args = |extra: &'static [&'static str]| {
+        let mut a = vec![
+            "workload",
+            "--topology",
+            topo.to_str().expect("utf-8"),
+            "--duration",
+            "200us",
+            "--load",
+            "0.5",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let same_leaf = |out: &std::process::Output| {
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let pairs: Vec<(u32, u32)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut f = l.split_whitespace().map(|x| x.parse::<u32>().expect("id"));
+                (f.next().expect("src"), f.next().expect("dst"))
+            })
+            .collect();
+        assert!(pairs.len() > 100, "{} flows", pairs.len());
+        pairs.iter().filter(|(s, d)| s / 16 == d / 16).count()
+    };
+    let crossing = headroom(&args(&["--cross-leaf"]), dir.path());
+    assert!(crossing.status.success(), "{}", stderr(&crossing));
+    assert_eq!(same_leaf(&crossing), 0);
+    let plain = headroom(&args(&[]), dir.path());
+    assert!(same_leaf(&plain) > 0);
+}
+
 #[test]
 fn endless_inputs_are_refused_by_size() {
     let dir = tempfile::tempdir().expect("tempdir");
