@@ -34,6 +34,11 @@ def scenario(base, cc, load, duration):
     head = blocks[0]
     if cc == "powertcp":
         head = re.sub(r'(?m)^algorithm = "dcqcn"\n(preset = .*\n)?', 'algorithm = "powertcp"\n', head)
+        # PowerTCP's INT adds 42 B to every data frame; keep frames at the 1500 B the
+        # headroom formula assumes (with 1542 B frames SIH drops lossless packets).
+        head, n = re.subn(r'(?m)^mtu = "1452B".*$', 'mtu = "1410B"                 # + 48 B of headers + 42 B of INT = 1500 B frames', head)
+        if n != 1:
+            sys.exit(f"{base}: expected one host mtu = \"1452B\" line")
     elif cc != "dcqcn":
         sys.exit(f"unknown cc {cc} (dcqcn or powertcp)")
     head = re.sub(r'(?m)^name = .*$', f'name = "dsh-paper-fig14-{cc}-l{load:g}"', head)

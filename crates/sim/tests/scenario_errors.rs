@@ -562,6 +562,23 @@ fn no_traffic_is_a_warning() {
 }
 
 #[test]
+fn headroom_frame_below_the_hosts_frames_is_a_warning() {
+    let dsh = |host: &str| {
+        format!("{BASE}\n[switch]\nheadroom = \"dsh\"\n[host]\n{host}\n[host.cc]\nalgorithm = \"powertcp\"\n")
+    };
+    // 1452 B of payload + 48 B of headers = the formula's 1500 B, but PowerTCP adds INT.
+    let s = parse(&dsh("mtu = \"1452B\"")).expect("valid");
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    let w = &s.warnings[0];
+    assert!(w.contains("switch.headroom_params.mtu = 1500 B"), "{w}");
+    assert!(w.contains("1542 B"), "{w}");
+    assert!(w.contains("42 B of INT (powertcp)"), "{w}");
+    // Frames of 1500 B with INT fit the formula.
+    let s = parse(&dsh("mtu = \"1410B\"")).expect("valid");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
 fn chip_ports_below_connected_ports() {
     // The star's switch has 4 links.
     let text = format!("{BASE}\n[switch]\nports = 3\n");

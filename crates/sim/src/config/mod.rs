@@ -160,6 +160,19 @@ impl HeadroomSizing {
             HeadroomSizing::HpccCompat => 3 * formula::bytes_on_cable(rate, delay),
         }
     }
+
+    /// The largest lossless frame the formula assumes, with the key that sets it (`None`:
+    /// the formula has no frame term).
+    pub fn lossless_frame(&self) -> Option<(&'static str, u64)> {
+        match self {
+            HeadroomSizing::PfcGuide { mtu_s, .. } => Some(("mtu_s", *mtu_s)),
+            HeadroomSizing::Dsh { mtu } => Some(("mtu", *mtu)),
+            HeadroomSizing::SonicGeneric { lossless_mtu, .. } => {
+                Some(("lossless_mtu", *lossless_mtu))
+            }
+            HeadroomSizing::Fixed(_) | HeadroomSizing::HpccCompat => None,
+        }
+    }
 }
 
 /// The headroom scheme of every switch, before it is resolved per switch.
@@ -637,6 +650,26 @@ pub struct NicBufferConfig {
     pub xon: u64,
     /// Rate at which the host takes data out of the buffer.
     pub drain: Rate,
+}
+
+impl HostConfig {
+    /// Bytes of INT metadata every data frame carries (zero unless the congestion control
+    /// reads INT).
+    pub fn int_bytes(&self) -> u64 {
+        if self.cc.int_multi().is_some() {
+            headroom_mech::int::HEADER_BYTES
+        } else {
+            0
+        }
+    }
+
+    /// The largest data frame a host sends, without the wire's per-frame overhead: a full
+    /// payload, the headers and any INT metadata.
+    pub fn largest_data_frame(&self) -> u64 {
+        self.mtu_payload
+            .saturating_add(self.header_bytes)
+            .saturating_add(self.int_bytes())
+    }
 }
 
 impl Default for HostConfig {

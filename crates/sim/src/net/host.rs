@@ -271,11 +271,7 @@ impl Simulation {
         let now = self.now;
         let hc = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
-        let int_bytes = if self.int_multi.is_some() {
-            headroom_mech::int::HEADER_BYTES
-        } else {
-            0
-        };
+        let int_bytes = hc.int_bytes();
         let fl = &mut self.flows[f as usize];
         let payload = (fl.size - fl.snd_nxt).min(hc.mtu_payload);
         let mut pk = Packet::new(Kind::Data);

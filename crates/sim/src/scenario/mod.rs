@@ -607,6 +607,9 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
             "the workloads make no flows: the run carries no traffic until stop_time".to_string()
         });
     }
+    if let Some(w) = headroom_frame_warning(&config) {
+        warnings.push(w);
+    }
     Ok(Scenario {
         name,
         config,
@@ -614,6 +617,29 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
         workloads,
         warnings,
     })
+}
+
+/// A warning when the headroom formula assumes a smaller lossless frame than the hosts
+/// send: eta then misses part of the frame in flight at each end, and a PG filled to its
+/// headroom can drop lossless packets.
+fn headroom_frame_warning(config: &SimConfig) -> Option<String> {
+    let (key, assumed) = config.switch.headroom.lossless_frame()?;
+    let host = &config.host;
+    let largest = host.largest_data_frame();
+    if config.switch.lossless == 0 || largest <= assumed {
+        return None;
+    }
+    let int = match host.int_bytes() {
+        0 => String::new(),
+        b => format!(" + {b} B of INT ({})", host.cc.name()),
+    };
+    Some(format!(
+        "switch.headroom_params.{key} = {assumed} B, but hosts send data frames of up to \
+         {largest} B (host.mtu {} B + {} B of headers{int}): the headroom does not cover a \
+         full frame at each end and lossless drops may follow; set {key} to {largest} B or \
+         lower host.mtu",
+        host.mtu_payload, host.header_bytes
+    ))
 }
 
 /// Why `name` cannot be the output directory `out/<name>/`, if it cannot: it must be one
