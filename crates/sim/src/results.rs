@@ -87,6 +87,9 @@ pub struct PortStats {
     pub port_pause_sent: u32,
     /// Port-level RESUME frames sent.
     pub port_resume_sent: u32,
+    /// PFC decisions (counted in the fields above) that updated a frame of their class
+    /// still waiting to be sent instead of queueing another.
+    pub pfc_merged: u32,
     /// Time this port's transmitter was paused by port-level frames.
     pub port_paused_time: Time,
     /// Pauses decided on this port (XOFF decisions that started a pause, refreshes not

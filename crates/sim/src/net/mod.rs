@@ -721,7 +721,10 @@ impl Simulation {
             self.creator = port;
             self.ports[port as usize].up = false;
             while let Some(pkt) = self.ports[port as usize].ctrl.pop_front(&self.arena) {
-                if self.arena.get(pkt).kind == Kind::Pfc {
+                let pk = self.arena.get(pkt);
+                if pk.kind == Kind::Pfc {
+                    let class = port::pfc_class(pk);
+                    self.ports[port as usize].pfc_dequeued(class);
                     self.arena.free(pkt);
                 } else {
                     self.drop_packet(pkt, "link_down");
@@ -953,6 +956,11 @@ impl Simulation {
                 l.in_flight
             ));
         }
+        for (p, port) in parts.iter().flat_map(|p| p.ports.iter().map(move |q| (p, q))) {
+            if p.mine(port.node) {
+                port.check_pfc_queue(&p.arena)?;
+            }
+        }
         for s in parts
             .iter()
             .flat_map(|p| p.switches.iter().map(move |s| (p, s)))
@@ -993,6 +1001,7 @@ impl Simulation {
                 paused_time: [Time::ZERO; 8],
                 port_pause_sent: p.port_pause_sent,
                 port_resume_sent: p.port_resume_sent,
+                pfc_merged: p.pfc_merged,
                 port_paused_time: p.pause.port_paused_time(now),
                 pause_episodes: [0; 8],
                 victim_pauses: [0; 8],

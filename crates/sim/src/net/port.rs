@@ -13,7 +13,7 @@
 //! A port with work it may not send yet (paused class, paced flow) schedules one `Wake` at
 //! the earliest time that can change; a frame already started is always finished.
 
-use super::packet::{Fifo, Kind, Packet};
+use super::packet::{Arena, Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
 use crate::engine::Event;
@@ -102,6 +102,12 @@ pub struct Port {
     pub port_pause_sent: u32,
     /// Port-level RESUME frames sent.
     pub port_resume_sent: u32,
+    /// The PFC frame per class (index 8: port-level) still waiting in `ctrl`, or
+    /// [`NO_FRAME`]: a later decision for that class updates it instead of queueing another,
+    /// as an 802.1Qbb MAC sends the current pause state, not a backlog of past ones.
+    pfc_pending: [u32; PRIORITIES + 1],
+    /// PFC decisions that updated a waiting frame (see `pfc_pending`).
+    pub pfc_merged: u32,
     /// Bit `q` set: queue `q` is in a PFC storm with the watchdog's drop action and
     /// discards what arrives for it.
     pub wd_drop: u8,
@@ -158,12 +164,57 @@ impl Port {
             resume_sent: [0; PRIORITIES],
             port_pause_sent: 0,
             port_resume_sent: 0,
+            pfc_pending: [NO_FRAME; PRIORITIES + 1],
+            pfc_merged: 0,
         }
     }
 }
 
 /// The `prio` of a `PfcRefresh` event that refreshes a port-level pause.
 const PORT_LEVEL: u8 = PRIORITIES as u8;
+
+/// No PFC frame of that class is waiting (see `Port::pfc_pending`).
+const NO_FRAME: u32 = u32::MAX;
+
+/// The class a PFC frame pauses or resumes (`None`: every class, a port-level frame).
+pub(super) fn pfc_class(pk: &Packet) -> Option<u8> {
+    (pk.payload != u32::from(ALL_CLASSES)).then_some(pk.prio)
+}
+
+impl Port {
+    /// `pkt`, a PFC frame for `class` (`None`: port-level), left the control queue (sent,
+    /// or dropped with its link): the next decision for that class queues a new frame.
+    pub(super) fn pfc_dequeued(&mut self, class: Option<u8>) {
+        self.pfc_pending[class.map_or(PRIORITIES, usize::from)] = NO_FRAME;
+    }
+
+    /// The control queue holds at most one PFC frame per class (and one port-level
+    /// frame), each the one `pfc_pending` names.
+    pub(super) fn check_pfc_queue(&self, arena: &Arena) -> Result<(), String> {
+        let mut seen = [NO_FRAME; PRIORITIES + 1];
+        for pkt in self.ctrl.iter(arena) {
+            let pk = arena.get(pkt);
+            if pk.kind != Kind::Pfc {
+                continue;
+            }
+            let slot = pfc_class(pk).map_or(PRIORITIES, usize::from);
+            if seen[slot] != NO_FRAME {
+                return Err(format!(
+                    "node {} port {}: two PFC frames of class slot {slot} wait to be sent",
+                    self.node, self.local
+                ));
+            }
+            seen[slot] = pkt;
+        }
+        if seen != self.pfc_pending {
+            return Err(format!(
+                "node {} port {}: waiting PFC frames {seen:?} != recorded {:?}",
+                self.node, self.local, self.pfc_pending
+            ));
+        }
+        Ok(())
+    }
+}
 
 impl Port {
     /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
@@ -223,7 +274,11 @@ impl Simulation {
             }
             return None;
         }
-        p.ctrl.pop_front(&self.arena)
+        let pkt = p.ctrl.pop_front(&self.arena)?;
+        if pk.kind == Kind::Pfc {
+            p.pfc_dequeued(pfc_class(pk));
+        }
+        Some(pkt)
     }
 
     /// Schedules a wake-up of `port` at `t` unless an earlier one is pending.
@@ -366,13 +421,6 @@ impl Simulation {
         quanta: u16,
         culprit: Option<u16>,
     ) {
-        let mut pk = Packet::new(Kind::Pfc);
-        pk.flow = culprit.map_or(NO_CULPRIT, u32::from);
-        pk.prio = class.unwrap_or(0);
-        pk.payload = class.map_or(u32::from(ALL_CLASSES), |c| 1 << c);
-        pk.seq = u64::from(quanta);
-        pk.size = PFC_FRAME_BYTES as u32;
-        let idx = self.arena.alloc(pk);
         let p = &mut self.ports[port as usize];
         match (class, quanta) {
             (Some(c), 0) => p.resume_sent[usize::from(c)] += 1,
@@ -386,10 +434,34 @@ impl Simulation {
             node: p.node,
             is_switch,
             port: p.local,
-            prio: pk.prio,
+            prio: class.unwrap_or(0),
             port_level: class.is_none(),
             quanta,
         });
+        let slot = class.map_or(PRIORITIES, usize::from);
+        let waiting = p.pfc_pending[slot];
+        if waiting != NO_FRAME {
+            p.pfc_merged += 1;
+            // The frame not sent yet carries this decision instead; a refresh keeps the
+            // episode's culprit, a RESUME ends the episode before it reached the peer.
+            let pk = self.arena.get_mut(waiting);
+            pk.seq = u64::from(quanta);
+            pk.flow = match (quanta, culprit) {
+                (0, _) => NO_CULPRIT,
+                (_, Some(c)) => u32::from(c),
+                (_, None) => pk.flow,
+            };
+            return;
+        }
+        let mut pk = Packet::new(Kind::Pfc);
+        pk.flow = culprit.map_or(NO_CULPRIT, u32::from);
+        pk.prio = class.unwrap_or(0);
+        pk.payload = class.map_or(u32::from(ALL_CLASSES), |c| 1 << c);
+        pk.seq = u64::from(quanta);
+        pk.size = PFC_FRAME_BYTES as u32;
+        let idx = self.arena.alloc(pk);
+        let p = &mut self.ports[port as usize];
+        p.pfc_pending[slot] = idx;
         p.ctrl.push_back(&mut self.arena, idx);
         // Not `try_send` directly: this may run in the middle of a dequeue on this very port
         // (a release that resumes a PG of the same port); a wake-up at `now` runs after it.
@@ -458,7 +530,7 @@ impl Simulation {
         let rate = self.ports[port as usize].rate;
         let response = self.response_time(rate);
         let now = self.now;
-        let port_level = pk.payload == u32::from(ALL_CLASSES);
+        let port_level = pfc_class(&pk).is_none();
         // A queue the PFC watchdog took out of PFC ignores its class's frames.
         let ignored = !port_level
             && !self.watchdogs.is_empty()

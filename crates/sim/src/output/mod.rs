@@ -274,6 +274,10 @@ pub struct PfcSummary {
     pub port_level_pause_frames: u64,
     /// Port-level RESUME frames sent, included in `resume_frames`.
     pub port_level_resume_frames: u64,
+    /// Of the frames above, those that updated an earlier frame of their class still
+    /// waiting to be sent (802.1Qbb sends the current pause state, not a backlog): frames
+    /// on the wire = `pause_frames` + `resume_frames` − `merged_frames`.
+    pub merged_frames: u64,
     /// Every (node, port) with a port-level frame sent or port-level paused time.
     pub port_level: Vec<PortLevelPfcSummary>,
     /// Pauses decided by switches, queue-level and port-level (refreshes not counted).
@@ -588,6 +592,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         ports: pfc_ports,
         port_level_pause_frames,
         port_level_resume_frames: port_level_frames - port_level_pause_frames,
+        merged_frames: results.ports.iter().map(|p| u64::from(p.pfc_merged)).sum(),
         port_level,
         pause_episodes: results
             .ports
