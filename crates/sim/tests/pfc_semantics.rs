@@ -611,7 +611,13 @@ algorithm = "none"
     let merged: u64 = r.ports.iter().map(|p| u64::from(p.pfc_merged)).sum();
     let decided = r.pfc_sent.len() as u64;
     eprintln!("{decided} PFC decisions, {merged} merged into a waiting frame");
-    assert!(merged > 0, "the scenario must make decisions faster than frames");
+    assert!(
+        merged > 0,
+        "the scenario must make decisions faster than frames"
+    );
     assert!(r.lossless_drops.is_empty(), "{:?}", r.lossless_drops);
-    assert!(r.flows.iter().all(|f| f.fct().is_some()), "every flow finishes");
+    assert!(
+        r.flows.iter().all(|f| f.fct().is_some()),
+        "every flow finishes"
+    );
 }

@@ -12,6 +12,7 @@
 use super::host::{Flow, Host};
 use super::port::Port;
 use super::switch::Switch;
+use super::victim::QueuedByIngress;
 use crate::config::SimConfig;
 use crate::results::{FlowRecord, PortStats};
 use crate::routing::Routes;
@@ -39,6 +40,23 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// The tables of queued bytes by ingress that pausing switches keep (victim.rs), as if
+    /// every switch paused.
+    fn victim_tables(cfg: &SimConfig) -> u64 {
+        let topo = &cfg.topology;
+        let mut degree = vec![0usize; topo.nodes.len()];
+        for l in &topo.links {
+            degree[l.a.index()] += 1;
+            degree[l.b.index()] += 1;
+        }
+        topo.nodes
+            .iter()
+            .zip(degree)
+            .filter(|(&k, _)| k != NodeKind::Host)
+            .map(|(_, d)| QueuedByIngress::footprint(d, cfg.switch.buffer_bytes))
+            .sum()
+    }
+
     /// The footprint of `cfg` run as `parts` parts.
     pub fn of(cfg: &SimConfig, parts: usize) -> Footprint {
         let topo = &cfg.topology;
@@ -50,7 +68,8 @@ impl Footprint {
         let network = ports * per_port as u64
             + switches * size_of::<Switch>() as u64
             + switch_ports * MMU_BYTES_PER_PORT
-            + hosts * size_of::<Host>() as u64;
+            + hosts * size_of::<Host>() as u64
+            + Self::victim_tables(cfg);
         // HPCC's and PowerTCP's sender state (their hop records) is boxed beside the flow.
         let cc = match cfg.host.cc {
             crate::config::CcConfig::Hpcc(_) => size_of::<headroom_mech::cc::Hpcc>(),

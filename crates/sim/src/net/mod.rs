@@ -766,7 +766,7 @@ impl Simulation {
                     if p.queues[q].fifo.is_empty() {
                         p.nonempty &= !(1 << q);
                     }
-                    self.switch_release(s, pk.in_port, pk.prio, out_local, pk.placement);
+                    self.switch_release(s, pk.in_port, pk.prio, out_local, pk.size, pk.placement);
                     self.drop_packet(pkt, "link_down");
                 }
             }
@@ -783,7 +783,7 @@ impl Simulation {
         {
             let pk = *self.arena.get(pkt);
             self.ports[port as usize].queues[q].bytes -= pk.size;
-            self.switch_release(s, pk.in_port, pk.prio, local, pk.placement);
+            self.switch_release(s, pk.in_port, pk.prio, local, pk.size, pk.placement);
             self.drop_packet(pkt, cause);
         }
         self.ports[port as usize].nonempty &= !(1 << q);
@@ -956,17 +956,21 @@ impl Simulation {
                 l.in_flight
             ));
         }
-        for (p, port) in parts.iter().flat_map(|p| p.ports.iter().map(move |q| (p, q))) {
+        for (p, port) in parts
+            .iter()
+            .flat_map(|p| p.ports.iter().map(move |q| (p, q)))
+        {
             if p.mine(port.node) {
                 port.check_pfc_queue(&p.arena)?;
             }
         }
-        for s in parts
+        for (p, i) in parts
             .iter()
-            .flat_map(|p| p.switches.iter().map(move |s| (p, s)))
-            .filter(|(p, s)| p.mine(s.node))
+            .flat_map(|p| (0..p.switches.len()).map(move |i| (p, i)))
+            .filter(|(p, i)| p.mine(p.switches[*i].node))
         {
-            let (p, s) = s;
+            p.check_queued_by_ingress(i as u32)?;
+            let s = &p.switches[i];
             s.mmu
                 .check_conservation()
                 .map_err(|e| format!("switch {}: {e}", s.node))?;

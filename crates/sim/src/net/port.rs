@@ -108,6 +108,14 @@ pub struct Port {
     pfc_pending: [u32; PRIORITIES + 1],
     /// PFC decisions that updated a waiting frame (see `pfc_pending`).
     pub pfc_merged: u32,
+    /// The latest time a `Wake` of this port was scheduled for (`Time::ZERO`: none yet).
+    /// While it lies ahead it is pending, and a wake-up asked for at or after it is left to
+    /// it: that wake-up looks again and asks anew if there is still reason to.
+    wake_latest: Time,
+    /// The time of the pending `PfcRefresh` event per class (index 8: port-level), or
+    /// `Time::MAX`: a refresh due later than it is scheduled when it fires, so a PG
+    /// flapping between XOFF and XON has one refresh event pending, not one per XOFF.
+    refresh_pending: [Time; PRIORITIES + 1],
     /// Bit `q` set: queue `q` is in a PFC storm with the watchdog's drop action and
     /// discards what arrives for it.
     pub wd_drop: u8,
@@ -166,6 +174,8 @@ impl Port {
             port_resume_sent: 0,
             pfc_pending: [NO_FRAME; PRIORITIES + 1],
             pfc_merged: 0,
+            wake_latest: Time::ZERO,
+            refresh_pending: [Time::MAX; PRIORITIES + 1],
         }
     }
 }
@@ -282,12 +292,23 @@ impl Simulation {
     }
 
     /// Schedules a wake-up of `port` at `t` unless an earlier one is pending.
+    ///
+    /// A wake-up only makes the port look again (`try_send`), and a port that still has to
+    /// wait asks for the next one itself: so a pending wake-up that an earlier one overtook
+    /// (a pause timer's end, when a RESUME came first) serves a later request too, instead
+    /// of one far event per pause episode.
     pub(super) fn schedule_wake(&mut self, port: u32, t: Time) {
+        let now = self.now;
         let p = &mut self.ports[port as usize];
-        if p.wake_at <= t && p.wake_at >= self.now {
+        if p.wake_at <= t && p.wake_at >= now {
+            return;
+        }
+        if p.wake_latest > now && p.wake_latest <= t {
+            p.wake_at = p.wake_latest;
             return;
         }
         p.wake_at = t;
+        p.wake_latest = p.wake_latest.max(t);
         self.schedule(t, Event::Wake { port });
     }
 
@@ -404,8 +425,8 @@ impl Simulation {
         }
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
         let pk = self.arena.get(pkt);
-        let (in_port, prio, placement) = (pk.in_port, pk.prio, pk.placement);
-        self.switch_release(s, in_port, prio, local, placement);
+        let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement);
+        self.switch_release(s, in_port, prio, local, size, placement);
         Some(pkt)
     }
 
@@ -493,9 +514,19 @@ impl Simulation {
             self.send_pfc(port, class, f.quanta, culprit);
         }
         if let (true, Some(t)) = (pause, refresh) {
-            let prio = class.unwrap_or(PORT_LEVEL);
-            self.schedule(t, Event::PfcRefresh { port, prio });
+            self.schedule_refresh(port, class.unwrap_or(PORT_LEVEL), t);
         }
+    }
+
+    /// Has the refresh timer of (`port`, `prio`) fire at `t`, unless a refresh event is
+    /// pending no later (refresh times only grow: it reschedules itself when it fires).
+    fn schedule_refresh(&mut self, port: u32, prio: u8, t: Time) {
+        let pending = &mut self.ports[port as usize].refresh_pending[usize::from(prio)];
+        if *pending <= t {
+            return;
+        }
+        *pending = t;
+        self.schedule(t, Event::PfcRefresh { port, prio });
     }
 
     /// A refresh timer of the PG (`port`, `prio`) fired (`prio == PORT_LEVEL`: the port's).
@@ -504,12 +535,16 @@ impl Simulation {
         let now = self.now;
         let class = (prio != PORT_LEVEL).then_some(prio);
         let p = &mut self.ports[port as usize];
+        p.refresh_pending[usize::from(prio)] = Time::MAX;
         let g = match class {
             Some(c) => &mut p.gens[usize::from(c)],
             None => &mut p.port_gen,
         };
-        if g.poll_timeout() != Some(now) {
-            return; // superseded by a later refresh or an XON
+        match g.poll_timeout() {
+            Some(t) if t == now => {}
+            // An XON and a later XOFF moved the refresh: this event stands in for it.
+            Some(t) if t > now => return self.schedule_refresh(port, prio, t),
+            _ => return, // an XON ended the pause
         }
         let frame = g.handle_timeout(now, &cfg, p.rate);
         let next = g.poll_timeout();
@@ -517,7 +552,7 @@ impl Simulation {
             self.send_pfc(port, class, f.quanta, None);
         }
         if let Some(t) = next {
-            self.schedule(t, Event::PfcRefresh { port, prio });
+            self.schedule_refresh(port, prio, t);
         }
     }
 

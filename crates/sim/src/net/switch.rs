@@ -12,6 +12,7 @@
 //! Invariant: the cells the MMU counts as resident equal the cells of the packets sitting in
 //! this switch's egress queues (checked by `Simulation::check_invariants`).
 
+use super::victim::QueuedByIngress;
 use super::Simulation;
 use crate::config::EcnPoint;
 use crate::results::{LosslessDrop, PgPeaks, StopReason, SwitchStats};
@@ -66,6 +67,8 @@ pub struct Switch {
     /// This switch's ECN marking draws (one stream per switch, so that the draws do not
     /// depend on how events at different switches interleave).
     pub(super) rng_ecn: Pcg64,
+    /// Queued bytes by ingress, for finding the egress a pause is blamed on (victim.rs).
+    pub(super) queued_by_ingress: QueuedByIngress,
 }
 
 /// The percent bucket of `cells` for a percent `scale` (see `Switch::percent_scale`).
@@ -118,7 +121,13 @@ impl Switch {
             headroom_time: [Time::ZERO; OCC_BUCKETS],
             headroom_idle: Time::ZERO,
             rng_ecn,
+            queued_by_ingress: QueuedByIngress::default(),
         }
+    }
+
+    /// The switch's buffer in bytes.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
     }
 
     /// Global index of local port `local`.
@@ -297,6 +306,9 @@ impl Simulation {
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
+                self.switches[s as usize]
+                    .queued_by_ingress
+                    .add(out_local, pk.prio, in_local, pk.size);
                 let p = &mut self.ports[out as usize];
                 let eq = &mut p.queues[q];
                 eq.fifo.push_back(&mut self.arena, pkt);
@@ -333,9 +345,11 @@ impl Simulation {
         in_local: u16,
         prio: u8,
         out_local: u16,
+        size: u32,
         placement: Placement,
     ) {
         let sw = &mut self.switches[s as usize];
+        sw.queued_by_ingress.remove(out_local, prio, in_local, size);
         sw.mmu.release(
             usize::from(in_local),
             prio,

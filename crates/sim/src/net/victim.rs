@@ -17,9 +17,75 @@
 //! decided, whatever its refreshes; it is judged once, when its first frame arrives (a
 //! frame lost to a link failure, or still on the wire when the run ends, leaves its episode
 //! unjudged, not a victim).
+//!
+//! Finding the culprit must not cost a walk over the switch's queued packets at every pause
+//! decision (with seven classes flapping between XOFF and XON, that walk was a quarter of
+//! a run): a switch keeps its queued bytes per (egress, class, ingress) in
+//! [`QueuedByIngress`], built from its queues at its first pause decision and kept up to
+//! date by every enqueue and release from then on. Invariant (checked with the run's
+//! other invariants): the table equals what a walk of the queues would count.
 
 use super::{Simulation, Slot};
 use headroom_mech::PRIORITIES;
+
+/// A switch with more ports than this finds culprits by walking its queues: the table
+/// takes `ports² × 32` bytes (512 KiB at this bound).
+const MAX_TABLE_PORTS: usize = 128;
+
+/// Bytes in one switch's egress queues by the ingress port they arrived on: one `u32` per
+/// (egress port, class, ingress port), allocated at the switch's first pause decision.
+#[derive(Debug, Default)]
+pub struct QueuedByIngress {
+    /// Indexed by `(egress × PRIORITIES + class) × ports + ingress`; empty until built.
+    bytes: Vec<u32>,
+    /// Local ports of the switch.
+    ports: usize,
+}
+
+impl QueuedByIngress {
+    /// Whether a switch with `ports` ports and `buffer_bytes` of buffer can keep the table
+    /// (one queue's bytes from one ingress never exceed the buffer, which must fit a `u32`).
+    pub fn fits(ports: usize, buffer_bytes: u64) -> bool {
+        ports <= MAX_TABLE_PORTS && buffer_bytes <= u64::from(u32::MAX)
+    }
+
+    /// The table's size in bytes for a switch of `ports` ports, or 0 where it is not kept.
+    pub fn footprint(ports: usize, buffer_bytes: u64) -> u64 {
+        if Self::fits(ports, buffer_bytes) {
+            (ports * ports * PRIORITIES * size_of::<u32>()) as u64
+        } else {
+            0
+        }
+    }
+
+    fn index(&self, out_local: u16, class: u8, in_local: u16) -> usize {
+        (usize::from(out_local) * PRIORITIES + usize::from(class)) * self.ports
+            + usize::from(in_local)
+    }
+
+    /// A packet of `size` bytes that arrived on `in_local` joined queue `class` of
+    /// `out_local`.
+    #[inline]
+    pub fn add(&mut self, out_local: u16, class: u8, in_local: u16, size: u32) {
+        if !self.bytes.is_empty() {
+            let i = self.index(out_local, class, in_local);
+            self.bytes[i] += size;
+        }
+    }
+
+    /// Such a packet left the queue (sent or dropped).
+    #[inline]
+    pub fn remove(&mut self, out_local: u16, class: u8, in_local: u16, size: u32) {
+        if !self.bytes.is_empty() {
+            let i = self.index(out_local, class, in_local);
+            self.bytes[i] -= size;
+        }
+    }
+
+    fn get(&self, out_local: u16, class: u8, in_local: u16) -> u32 {
+        self.bytes[self.index(out_local, class, in_local)]
+    }
+}
 
 /// Pause episodes decided on one switch port and how many of them were victim pauses,
 /// per class (index 8: port-level pauses).
@@ -41,7 +107,13 @@ impl Simulation {
         };
         let in_local = p.local;
         let classes: u8 = class.map_or(u8::MAX, |c| 1 << c);
-        let culprit = self.culprit(s, in_local, classes);
+        let culprit = if self.build_queued_by_ingress(s) {
+            let culprit = self.culprit_from_table(s, in_local, classes);
+            debug_assert_eq!(culprit, self.culprit(s, in_local, classes));
+            culprit
+        } else {
+            self.culprit(s, in_local, classes)
+        };
         self.pause_episodes[port as usize].decided[class.map_or(PRIORITIES, usize::from)] += 1;
         culprit
     }
@@ -59,6 +131,67 @@ impl Simulation {
             self.pause_episodes[pausing as usize].victim[class.map_or(PRIORITIES, usize::from)] +=
                 1;
         }
+    }
+
+    /// Builds switch `s`'s table of queued bytes by ingress from its queues if this is its
+    /// first use; false where the switch is too large to keep one.
+    fn build_queued_by_ingress(&mut self, s: u32) -> bool {
+        let sw = &self.switches[s as usize];
+        if !QueuedByIngress::fits(sw.ports().len(), sw.buffer_bytes()) {
+            return false;
+        }
+        if sw.queued_by_ingress.bytes.is_empty() {
+            let table = self.walk_queued_by_ingress(s);
+            self.switches[s as usize].queued_by_ingress = table;
+        }
+        true
+    }
+
+    /// What switch `s`'s table of queued bytes by ingress holds, counted from its queues.
+    fn walk_queued_by_ingress(&self, s: u32) -> QueuedByIngress {
+        let sw = &self.switches[s as usize];
+        let ports = sw.ports().len();
+        let mut table = QueuedByIngress {
+            bytes: vec![0; ports * ports * PRIORITIES],
+            ports,
+        };
+        for (out, gp) in sw.ports().enumerate() {
+            for (class, queue) in self.ports[gp as usize].queues.iter().enumerate() {
+                for pkt in queue.fifo.iter(&self.arena) {
+                    let pk = self.arena.get(pkt);
+                    table.add(out as u16, class as u8, pk.in_port, pk.size);
+                }
+            }
+        }
+        table
+    }
+
+    /// Switch `s`'s table of queued bytes by ingress, if built, equals a walk of its queues.
+    pub(super) fn check_queued_by_ingress(&self, s: u32) -> Result<(), String> {
+        let kept = &self.switches[s as usize].queued_by_ingress;
+        if !kept.bytes.is_empty() && kept.bytes != self.walk_queued_by_ingress(s).bytes {
+            return Err(format!(
+                "switch {}: queued bytes by ingress differ from its queues",
+                self.switches[s as usize].node
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Self::culprit`] read from switch `s`'s table (which must be built).
+    fn culprit_from_table(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
+        let table = &self.switches[s as usize].queued_by_ingress;
+        let mut best: Option<(u64, u16)> = None;
+        for out in 0..table.ports as u16 {
+            let bytes: u64 = (0..PRIORITIES as u8)
+                .filter(|c| classes & (1 << c) != 0)
+                .map(|c| u64::from(table.get(out, c, in_local)))
+                .sum();
+            if bytes > 0 && best.is_none_or(|(b, _)| bytes > b) {
+                best = Some((bytes, out));
+            }
+        }
+        best.map(|(_, out)| out)
     }
 
     /// The egress port of switch `s` holding the most bytes that arrived on `in_local` in
