@@ -110,6 +110,8 @@ fn absorbed(
     let drain = Time::from_us(200) + cfg.topology.links[0].rate.serialization(bytes);
     cfg.stop_time = Some(cfg.stop_time.map_or(a.at + drain, |t| t.min(a.at + drain)));
     cfg.record.fail_on_lossless_drop = true;
+    // The search reads which PAUSEs were sent, and when.
+    cfg.record.omit_pfc_log = false;
     let is_background_host = |n: NodeId| {
         cfg.topology.nodes[n.index()] == NodeKind::Host
             && !bursts.iter().any(|(_, tx)| tx.contains(&n))

@@ -466,16 +466,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let mut marks_lines = Vec::new();
     for row in &rows {
         let r = &row.results;
-        let queue_pauses = r
-            .pfc_sent
+        // From the ports' counters: complete whether or not the PFC log was kept.
+        let queue_pauses: u64 = r
+            .ports
             .iter()
-            .filter(|p| p.quanta != 0 && !p.port_level)
-            .count();
-        let port_pauses = r
-            .pfc_sent
-            .iter()
-            .filter(|p| p.quanta != 0 && p.port_level)
-            .count();
+            .flat_map(|p| p.pause_sent)
+            .map(u64::from)
+            .sum();
+        let port_pauses: u64 = r.ports.iter().map(|p| u64::from(p.port_pause_sent)).sum();
         let queue_paused_ms: f64 = r
             .ports
             .iter()

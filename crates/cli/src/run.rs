@@ -17,8 +17,8 @@ use std::time::Instant;
 /// Arguments of `headroom run`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv, queues.csv/buffer.csv/rates.csv \
-(when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), \
+    after_help = "Outputs (in --out): flows.csv, summary.json, pfc.csv (unless [output] pfc_log = false), \
+queues.csv/buffer.csv/rates.csv (when [output] sample_interval is set), fct.txt/pfc.txt (with --compat hpcc), \
 fct_ns3rdma.txt (with --ns3-rdma-config), and plots \
 (fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG. Files an earlier run \
 wrote in the same directory are removed first. Every file and column: docs/outputs.md; \

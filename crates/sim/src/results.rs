@@ -383,6 +383,8 @@ pub struct RunResults {
     pub pfc_sent: Vec<PfcRecord>,
     /// PFC frames as received (the ns-3 HPCC simulator logs these).
     pub pfc_received: Vec<PfcRecord>,
+    /// The two logs above were kept (not `[output] pfc_log = false`).
+    pub pfc_log: bool,
     /// Per port, by node then local port.
     pub ports: Vec<PortStats>,
     /// Per switch, by node.

@@ -166,6 +166,40 @@ fn wall_time_is_written_only_when_asked() {
     assert!(json["wall"]["events_per_second"].as_f64().unwrap() > 0.0);
 }
 
+/// `[output] pfc_log = false`: no PFC log in memory, no pfc.csv or pfc.txt, and the same
+/// PFC counts and dynamics as with the log (the counts come from the ports' counters).
+#[test]
+fn without_the_pfc_log_counts_and_flows_stay_and_no_pfc_file_is_written() {
+    let (with_log, cfg) = incast_run();
+    let mut quiet = cfg.clone();
+    quiet.record.omit_pfc_log = true;
+    let mut sim = Simulation::new(quiet.clone()).unwrap();
+    sim.run_until(Time::MAX);
+    let without = sim.finish();
+    assert!(without.pfc_sent.is_empty() && without.pfc_received.is_empty());
+    let a = output::summarize(&with_log, &cfg, None);
+    let b = output::summarize(&without, &quiet, None);
+    assert!(a.pfc.pause_frames > 0 && a.pfc.resume_frames > 0);
+    let frames = |s: &output::Summary| (s.pfc.pause_frames, s.pfc.resume_frames);
+    assert_eq!(frames(&a), frames(&b));
+    assert_eq!(
+        a.pfc.pause_frames + a.pfc.resume_frames,
+        with_log.pfc_sent.len() as u64,
+        "the counters count what the log holds"
+    );
+    assert_eq!(a.fct, b.fct);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = WriteOptions {
+        compat_hpcc: true,
+        include_wall_time: false,
+    };
+    let written = output::write_all(dir.path(), &without, &quiet, &b, &opts).unwrap();
+    assert!(!written
+        .iter()
+        .any(|p| p.ends_with("pfc.csv") || p.ends_with("pfc.txt")));
+    assert!(written.iter().any(|p| p.ends_with("fct.txt")));
+}
+
 #[test]
 fn outputs_are_byte_identical_across_runs() {
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];

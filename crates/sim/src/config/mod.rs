@@ -700,6 +700,9 @@ pub struct RecordConfig {
     pub sample_interval: Option<Time>,
     /// Stop the run at the first lossless drop, with an error naming it.
     pub fail_on_lossless_drop: bool,
+    /// Keep no log of PFC frames (no `pfc.csv`): under heavy PFC it grows by tens of
+    /// bytes per frame (gigabytes per run); the counters in `summary.json` stay complete.
+    pub omit_pfc_log: bool,
 }
 
 /// Why a configuration cannot run.

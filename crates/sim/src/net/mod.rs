@@ -1055,6 +1055,7 @@ impl Simulation {
             flows,
             pfc_sent: self.pfc_sent,
             pfc_received: self.pfc_received,
+            pfc_log: !self.cfg.record.omit_pfc_log,
             ports,
             switches,
             drops: self.drops,

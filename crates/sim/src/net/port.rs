@@ -449,16 +449,18 @@ impl Simulation {
             (None, 0) => p.port_resume_sent += 1,
             (None, _) => p.port_pause_sent += 1,
         }
-        let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
-        self.pfc_sent.push(PfcRecord {
-            time: self.now,
-            node: p.node,
-            is_switch,
-            port: p.local,
-            prio: class.unwrap_or(0),
-            port_level: class.is_none(),
-            quanta,
-        });
+        if !self.cfg.record.omit_pfc_log {
+            let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
+            self.pfc_sent.push(PfcRecord {
+                time: self.now,
+                node: p.node,
+                is_switch,
+                port: p.local,
+                prio: class.unwrap_or(0),
+                port_level: class.is_none(),
+                quanta,
+            });
+        }
         let slot = class.map_or(PRIORITIES, usize::from);
         let waiting = p.pfc_pending[slot];
         if waiting != NO_FRAME {
@@ -584,16 +586,18 @@ impl Simulation {
         } else if !ignored {
             p.pause.on_frame(now, pk.prio, quanta, rate, response);
         }
-        let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
-        self.pfc_received.push(PfcRecord {
-            time: now,
-            node: p.node,
-            is_switch,
-            port: p.local,
-            prio: pk.prio,
-            port_level,
-            quanta,
-        });
+        if !self.cfg.record.omit_pfc_log {
+            let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
+            self.pfc_received.push(PfcRecord {
+                time: now,
+                node: p.node,
+                is_switch,
+                port: p.local,
+                prio: pk.prio,
+                port_level,
+                quanta,
+            });
+        }
         if let Ok(culprit) = u16::try_from(pk.flow) {
             let class = (!port_level).then_some(pk.prio);
             self.judge_pause_episode(port, class, culprit);

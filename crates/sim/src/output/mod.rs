@@ -562,7 +562,12 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         }
     }
     pfc_ports.sort_by_key(|e| (e.node, e.port, e.priority));
-    let pause_frames = results.pfc_sent.iter().filter(|r| r.quanta != 0).count() as u64;
+    // From the ports' counters, which count every frame whether or not the log was kept.
+    let sum = |f: fn(&PortStats) -> u32| results.ports.iter().map(|p| u64::from(f(p))).sum();
+    let port_level_pause_frames: u64 = sum(|p| p.port_pause_sent);
+    let port_level_resume_frames: u64 = sum(|p| p.port_resume_sent);
+    let pause_frames: u64 = sum(|p| p.pause_sent.iter().sum::<u32>()) + port_level_pause_frames;
+    let resume_frames: u64 = sum(|p| p.resume_sent.iter().sum::<u32>()) + port_level_resume_frames;
     let port_level: Vec<PortLevelPfcSummary> = results
         .ports
         .iter()
@@ -580,18 +585,12 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             victim_pauses: p.port_victim_pauses,
         })
         .collect();
-    let port_level_pause_frames = results
-        .pfc_sent
-        .iter()
-        .filter(|r| r.port_level && r.quanta != 0)
-        .count() as u64;
-    let port_level_frames = results.pfc_sent.iter().filter(|r| r.port_level).count() as u64;
     let pfc = PfcSummary {
         pause_frames,
-        resume_frames: results.pfc_sent.len() as u64 - pause_frames,
+        resume_frames,
         ports: pfc_ports,
         port_level_pause_frames,
-        port_level_resume_frames: port_level_frames - port_level_pause_frames,
+        port_level_resume_frames,
         merged_frames: results.ports.iter().map(|p| u64::from(p.pfc_merged)).sum(),
         port_level,
         pause_episodes: results
@@ -848,7 +847,9 @@ fn stage_all(
     json.push(b'\n');
     st.file("summary.json", |w| w.write_all(&json))?;
 
-    st.file("pfc.csv", |w| write_pfc_csv(w, &results.pfc_sent))?;
+    if results.pfc_log {
+        st.file("pfc.csv", |w| write_pfc_csv(w, &results.pfc_sent))?;
+    }
 
     if !results.queue_samples.is_empty() {
         st.file("queues.csv", |w| {
@@ -892,7 +893,9 @@ fn stage_all(
     }
     if opts.compat_hpcc {
         st.file("fct.txt", |w| write_hpcc_fct(w, results))?;
-        st.file("pfc.txt", |w| write_hpcc_pfc(w, &results.pfc_received))?;
+        if results.pfc_log {
+            st.file("pfc.txt", |w| write_hpcc_pfc(w, &results.pfc_received))?;
+        }
     }
     Ok(())
 }

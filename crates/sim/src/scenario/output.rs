@@ -1,6 +1,6 @@
 //! `[output]`: what a run records and writes besides the simulation itself.
 //!
-//! Invariant: `sample_interval` and `fail_on_lossless_drop` go into the [`SimConfig`]'s
+//! Invariant: `sample_interval`, `fail_on_lossless_drop` and `pfc_log` go into the [`SimConfig`]'s
 //! record options (they change what the run does); `plots` and `compat` only into
 //! [`OutputOptions`].
 
@@ -20,6 +20,7 @@ pub(super) fn parse_output(
         &[
             "sample_interval",
             "fail_on_lossless_drop",
+            "pfc_log",
             "plots",
             "compat",
         ],
@@ -29,6 +30,9 @@ pub(super) fn parse_output(
     }
     if let Some(x) = t.get(cx, "fail_on_lossless_drop") {
         config.record.fail_on_lossless_drop = x.boolean(cx)?;
+    }
+    if let Some(x) = t.get(cx, "pfc_log") {
+        config.record.omit_pfc_log = !x.boolean(cx)?;
     }
     if let Some(x) = t.get(cx, "plots") {
         out.plots = x.boolean(cx)?;
