@@ -605,7 +605,7 @@ algorithm = "none"
     let mut t = Time::ZERO;
     while !sim.run_until(t) {
         sim.check_invariants().expect("invariants");
-        t = t + Time::from_ns(200);
+        t += Time::from_ns(200);
     }
     let r = sim.finish();
     let merged: u64 = r.ports.iter().map(|p| u64::from(p.pfc_merged)).sum();
