@@ -103,7 +103,7 @@ def svg(rows, ccs, path):
         lo, hi = min(ys + [1.0]), max(ys + [1.0])
         lo, hi = lo - 0.05 * (hi - lo + 0.1), hi + 0.05 * (hi - lo + 0.1)
         px = lambda l: x0 + pad + (l - 0.05) / 0.8 * (w - pad - 20)
-        py = lambda v: y0 + h - pad + 10 - (v - lo) / (hi - lo) * (h - pad - 30)
+        py = lambda v: y0 + h - pad - 10 - (v - lo) / (hi - lo) * (h - pad - 30)  # inside the box: y0 + 20 ... y0 + h - pad - 10
         label = "fan-in" if kind == "fanin" else "background"
         parts.append(f'<text x="{x0 + pad}" y="{y0 + 14}">{cc.upper()}, {label} flows</text>')
         parts.append(f'<rect x="{x0 + pad}" y="{y0 + 20}" width="{w - pad - 20}" height="{h - pad - 30}" '
@@ -123,7 +123,7 @@ def svg(rows, ccs, path):
             for l, v in pts:
                 parts.append(f'<circle cx="{px(l):.1f}" cy="{py(v):.1f}" r="3" fill="{c}"/>')
         for k, scheme in enumerate(SCHEMES):
-            parts.append(f'<text x="{x0 + w - 60}" y="{y0 + 36 + 14 * k}" fill="{colours[scheme]}">'
+            parts.append(f'<text x="{x0 + w - 130 + 36 * k}" y="{y0 + 14}" fill="{colours[scheme]}">'
                          f'{scheme.upper()}</text>')
         parts.append(f'<text x="{x0 + w / 2 - 40}" y="{y0 + h - 8}">background load</text>')
     parts.append("</svg>")
