@@ -87,6 +87,18 @@ impl QueuedByIngress {
     }
 }
 
+/// The index of the largest of `bytes` (ties: the first), or `None` if all are zero: the
+/// culprit among a switch's egress ports, by the bytes each holds of the pausing PG.
+fn most_bytes(bytes: impl Iterator<Item = u64>) -> Option<u16> {
+    let mut best: Option<(u64, u16)> = None;
+    for (out, b) in bytes.enumerate() {
+        if b > 0 && best.is_none_or(|(most, _)| b > most) {
+            best = Some((b, out as u16));
+        }
+    }
+    best.map(|(_, out)| out)
+}
+
 /// Pause episodes decided on one switch port and how many of them were victim pauses,
 /// per class (index 8: port-level pauses).
 #[derive(Clone, Copy, Debug, Default)]
@@ -181,44 +193,27 @@ impl Simulation {
     /// [`Self::culprit`] read from switch `s`'s table (which must be built).
     fn culprit_from_table(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
         let table = &self.switches[s as usize].queued_by_ingress;
-        let mut best: Option<(u64, u16)> = None;
-        for out in 0..table.ports as u16 {
-            let bytes: u64 = (0..PRIORITIES as u8)
+        most_bytes((0..table.ports as u16).map(|out| {
+            (0..PRIORITIES as u8)
                 .filter(|c| classes & (1 << c) != 0)
                 .map(|c| u64::from(table.get(out, c, in_local)))
-                .sum();
-            if bytes > 0 && best.is_none_or(|(b, _)| bytes > b) {
-                best = Some((bytes, out));
-            }
-        }
-        best.map(|(_, out)| out)
+                .sum()
+        }))
     }
 
     /// The egress port of switch `s` holding the most bytes that arrived on `in_local` in
     /// one of `classes` (ties: the lowest port), or `None` if it holds none.
     fn culprit(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
-        let sw = &self.switches[s as usize];
-        let mut best: Option<(u64, u16)> = None;
-        for (out, gp) in sw.ports().enumerate() {
+        most_bytes(self.switches[s as usize].ports().map(|gp| {
             let p = &self.ports[gp as usize];
-            let mut bytes = 0u64;
-            for q in 0..PRIORITIES {
-                if classes & (1 << q) == 0 || p.nonempty & (1 << q) == 0 {
-                    continue;
-                }
-                bytes += p.queues[q]
-                    .fifo
-                    .iter(&self.arena)
-                    .map(|pk| self.arena.get(pk))
-                    .filter(|pk| pk.in_port == in_local)
-                    .map(|pk| u64::from(pk.size))
-                    .sum::<u64>();
-            }
-            if bytes > 0 && best.is_none_or(|(b, _)| bytes > b) {
-                best = Some((bytes, out as u16));
-            }
-        }
-        best.map(|(_, out)| out)
+            (0..PRIORITIES)
+                .filter(|q| classes & (1 << q) != 0 && p.nonempty & (1 << q) != 0)
+                .flat_map(|q| p.queues[q].fifo.iter(&self.arena))
+                .map(|pk| self.arena.get(pk))
+                .filter(|pk| pk.in_port == in_local)
+                .map(|pk| u64::from(pk.size))
+                .sum()
+        }))
     }
 
     /// Whether what the upstream port `up` has waiting in `classes` includes traffic that
