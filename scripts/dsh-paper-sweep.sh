@@ -6,7 +6,10 @@
 # interrupted sweep resumes where it stopped.
 #
 #   scripts/dsh-paper-sweep.sh [--loads "0.1 0.2 ..."] [--cc "dcqcn powertcp"]
-#                              [--duration 20ms] [--seed N] [--out DIR]
+#                              [--duration 20ms] [--seed N] [--out DIR] [--bin PATH]
+#
+# --bin runs a copy of the binary instead of building target/release/headroom (so that a
+# long sweep is not affected by builds while it runs).
 #
 # Writes DIR/sweep.csv (one row per cc, load and scheme: mean FCT of background and fan-in
 # flows, normalised to SIH's, PAUSEs and drops), DIR/sweep.md (the same as a table) and
@@ -18,6 +21,7 @@ ccs="dcqcn powertcp"
 duration="20ms"
 seed=1
 out="out/dsh-paper-sweep"
+bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --loads) loads="$2"; shift 2 ;;
@@ -25,11 +29,14 @@ while [ $# -gt 0 ]; do
     --duration) duration="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --bin) bin="$2"; shift 2 ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-cargo build --release --locked -q -p headroom
-bin="$PWD/target/release/headroom"
+if [ -z "$bin" ]; then
+  cargo build --release --locked -q -p headroom
+  bin="$PWD/target/release/headroom"
+fi
 mkdir -p "$out/scenarios"
 for cc in $ccs; do
   for l in $loads; do

@@ -34,8 +34,8 @@ pub struct Host {
     pub node: u32,
     /// Global index of the NIC port.
     pub port: u32,
-    /// Flows with data to send or acknowledgements to wait for.
-    pub active: Vec<u32>,
+    /// Flows with data to send or acknowledgements to wait for, in round-robin order.
+    pub active: Vec<NicEntry>,
     rr: usize,
     /// NIC receive buffer occupancy (bytes) as of `rx_at`.
     rx_bytes: u64,
@@ -61,6 +61,25 @@ impl Host {
         }
     }
 }
+
+/// A flow on its NIC's active list, with the part of its state the NIC's scheduler reads
+/// on every pick. Fan-in senders under PFC keep hundreds of flows active each, and a pass
+/// reading one flow record per flow missed the cache once per flow; this array is dense.
+///
+/// Invariant: `held` and `next_avail` are what the flow's record says (`held`: no byte it
+/// may send, see [`Flow::held`]); `Simulation::sync_nic` restores it after every change of
+/// the flow's `snd_nxt`, `wnd_end` or `next_avail`, and debug builds check it at each pick.
+#[derive(Debug, Clone, Copy)]
+pub struct NicEntry {
+    /// The flow.
+    pub flow: u32,
+    prio: u8,
+    held: bool,
+    next_avail: Time,
+}
+
+/// `Simulation::nic_slot` of a flow that is not on its NIC's active list.
+pub(super) const NOT_ACTIVE: u32 = u32::MAX;
 
 /// Sender and receiver state of one flow.
 ///
@@ -142,6 +161,22 @@ impl Flow {
         self.snd_nxt < self.size
     }
 
+    /// Whether the flow may not send now whatever the time: every byte sent, or the window
+    /// full (it waits for an ACK, which calls the scheduler again).
+    fn held(&self) -> bool {
+        self.snd_nxt >= self.size || self.snd_nxt >= self.wnd_end
+    }
+
+    /// The flow's entry on its NIC's active list.
+    fn nic_entry(&self) -> NicEntry {
+        NicEntry {
+            flow: self.id,
+            prio: self.prio,
+            held: self.held(),
+            next_avail: self.next_avail,
+        }
+    }
+
     /// State of flow `id` described by `spec`.
     pub fn new(
         id: u32,
@@ -219,7 +254,9 @@ impl Simulation {
         fl.next_avail = self.now;
         fl.last_progress = self.now;
         let h = fl.src_host as usize;
-        self.hosts[h].active.push(f);
+        let entry = fl.nic_entry();
+        self.nic_slot[f as usize] = self.hosts[h].active.len() as u32;
+        self.hosts[h].active.push(entry);
         let port = self.hosts[h].port;
         self.try_send(port);
     }
@@ -241,23 +278,31 @@ impl Simulation {
                 i if i < 2 * n => i - n,
                 i => i % n,
             };
-            let f = self.hosts[h as usize].active[i] as usize;
-            let fl = &self.flows[f];
-            // Window-bound flows wait for an ACK, which calls the scheduler again.
-            if fl.snd_nxt >= fl.size || fl.snd_nxt >= fl.wnd_end {
+            let e = self.hosts[h as usize].active[i];
+            debug_assert_eq!(
+                (e.held, e.next_avail),
+                {
+                    let fl = &self.flows[e.flow as usize];
+                    (fl.held(), fl.next_avail)
+                },
+                "NIC entry of flow {} out of date",
+                e.flow
+            );
+            if e.held {
                 continue;
             }
             let pause = &self.ports[port as usize].pause;
-            if pause.is_paused(now, fl.prio) {
-                if let Some(t) = pause.next_change(now, fl.prio) {
+            if pause.is_paused(now, e.prio) {
+                if let Some(t) = pause.next_change(now, e.prio) {
                     wake = wake.min(t);
                 }
                 continue;
             }
-            if pacing && fl.next_avail > now {
-                wake = wake.min(fl.next_avail);
+            if pacing && e.next_avail > now {
+                wake = wake.min(e.next_avail);
                 continue;
             }
+            let f = e.flow as usize;
             self.hosts[h as usize].rr = if i + 1 < n { i + 1 } else { 0 };
             return Some(self.make_data_packet(f as u32));
         }
@@ -297,6 +342,7 @@ impl Simulation {
         fl.next_avail = now + fl.cc.rate().serialization(wire);
         fl.cc.on_bytes_sent(now, wire);
         self.ledger.on_sent(payload);
+        self.sync_nic(f);
         self.arm_cc_timer(f);
         self.arm_rto(f);
         self.arena.alloc(pk)
@@ -357,6 +403,7 @@ impl Simulation {
             fl.probe_end = 0;
             fl.last_progress = now;
             let port = self.hosts[fl.src_host as usize].port;
+            self.sync_nic(f);
             self.try_send(port);
         }
         // Re-arm only while bytes are outstanding; a flow with nothing in flight (paused,
@@ -585,17 +632,20 @@ impl Simulation {
         if fl.snd_una >= fl.size {
             fl.finish = Some(now);
             let host = fl.src_host as usize;
+            let i = std::mem::replace(&mut self.nic_slot[f as usize], NOT_ACTIVE) as usize;
             let active = &mut self.hosts[host].active;
-            if let Some(i) = active.iter().position(|&x| x == f) {
-                active.remove(i);
-                let len = active.len();
-                let rr = &mut self.hosts[host].rr;
-                if *rr > i {
-                    *rr -= 1;
-                }
-                if *rr >= len {
-                    *rr = 0;
-                }
+            // The order is the round robin's: keep it (no swap_remove).
+            active.remove(i);
+            for (j, e) in active.iter().enumerate().skip(i) {
+                self.nic_slot[e.flow as usize] = j as u32;
+            }
+            let len = active.len();
+            let rr = &mut self.hosts[host].rr;
+            if *rr > i {
+                *rr -= 1;
+            }
+            if *rr >= len {
+                *rr = 0;
             }
             self.finished_flows += 1;
             if self.finished_flows == self.flows_to_finish {
@@ -608,8 +658,9 @@ impl Simulation {
         }
         if !fl.cc.reads_acks() && fl.window.bytes == 0 {
             // Transport only (DCQCN, no congestion control): nothing else to update.
+            let port = self.hosts[fl.src_host as usize].port;
+            self.sync_nic(f);
             if nack {
-                let port = self.hosts[fl.src_host as usize].port;
                 self.try_send(port);
             }
             return;
@@ -648,9 +699,20 @@ impl Simulation {
             fl.refresh_window();
             wake = true;
         }
+        let port = self.hosts[fl.src_host as usize].port;
+        self.sync_nic(f);
         if wake {
-            let port = self.hosts[fl.src_host as usize].port;
             self.try_send(port);
+        }
+    }
+
+    /// Copies what the NIC's scheduler reads of flow `f` into its active-list entry (see
+    /// [`NicEntry`]); nothing for a flow that is not active.
+    fn sync_nic(&mut self, f: u32) {
+        let slot = self.nic_slot[f as usize];
+        if slot != NOT_ACTIVE {
+            let fl = &self.flows[f as usize];
+            self.hosts[fl.src_host as usize].active[slot as usize] = fl.nic_entry();
         }
     }
 }

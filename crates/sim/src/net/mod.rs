@@ -88,6 +88,8 @@ pub struct Simulation {
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     flows: Vec<Flow>,
+    /// Per flow: its index in its NIC's active list, or `host::NOT_ACTIVE`.
+    nic_slot: Vec<u32>,
     slots: Vec<Slot>,
     routes: Routes,
     /// Per link: up, and its two ports (global indices).
@@ -315,6 +317,7 @@ impl Simulation {
             ports,
             switches,
             hosts,
+            nic_slot: vec![host::NOT_ACTIVE; flows.len()],
             flows,
             slots,
             routes,
@@ -831,7 +834,7 @@ impl Simulation {
             if !self.mine(h.node) {
                 continue;
             }
-            for &f in &h.active {
+            for &host::NicEntry { flow: f, .. } in &h.active {
                 let fl = &self.flows[f as usize];
                 self.rate_samples.push(RateSample {
                     time: self.now,

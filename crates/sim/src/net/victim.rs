@@ -233,7 +233,7 @@ impl Simulation {
             Slot::Host(h) => self.hosts[h as usize]
                 .active
                 .iter()
-                .map(|&f| &self.flows[f as usize])
+                .map(|e| &self.flows[e.flow as usize])
                 .filter(|fl| classes & (1 << fl.prio) != 0 && fl.has_unsent_data())
                 .any(|fl| elsewhere(fl.dst, fl.hash)),
         }
