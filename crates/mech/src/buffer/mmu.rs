@@ -33,7 +33,10 @@
 //! `Mmu::private_skips_evaluate`), and any event that leaves the free cells between the
 //! levels the last scan found, above which nothing unpaused pauses and below which nothing
 //! paused resumes (`xoff_free_bound`, `resume_free_bound`). With seven lossless classes per
-//! port, under heavy PFC, this skips most scans of the congested PGs.
+//! port, under heavy PFC, this skips most scans of the congested PGs. The same levels are
+//! kept per ingress port, so a scan that cannot be skipped revisits only the PGs of the
+//! ports whose own levels the free cells crossed; its transitions come out in the order of
+//! a scan of every congested PG.
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
 //! then private (its [`Placement`] records only where it was admitted and how many cells).
@@ -292,6 +295,15 @@ pub struct Mmu {
     xoff_free_bound: f64,
     resume_free_bound: f64,
     scan_needed: bool,
+    /// Per ingress port, the same two levels over its PGs in `active` alone (not its DSH
+    /// port-level state, which every scan visits): a scan rescans only the ports whose own
+    /// levels the free cells crossed.
+    port_xoff_bound: Box<[f64]>,
+    port_resume_bound: Box<[f64]>,
+    /// Per PG in `active`: its index there (transitions are reported in `active`'s order).
+    active_pos: Box<[u32]>,
+    /// Scratch of a partial scan: (index in `active`, transition).
+    partial: Vec<(u32, Transition)>,
     ports: usize,
     n_lossless: u64,
     headroom_cells: Vec<u32>,
@@ -390,6 +402,10 @@ impl Mmu {
             xoff_free_bound: 0.0,
             resume_free_bound: f64::INFINITY,
             scan_needed: false,
+            port_xoff_bound: vec![0.0; ports].into_boxed_slice(),
+            port_resume_bound: vec![f64::INFINITY; ports].into_boxed_slice(),
+            active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
+            partial: Vec::new(),
             watch_headroom: 0,
             watch_lo: 0,
             watch_hi: u32::MAX,
@@ -517,6 +533,9 @@ impl Mmu {
                     if need > self.xoff_free_bound {
                         self.xoff_free_bound = need;
                     }
+                    if need > self.port_xoff_bound[in_port] {
+                        self.port_xoff_bound[in_port] = need;
+                    }
                 }
             }
             Region::Headroom => {
@@ -547,6 +566,7 @@ impl Mmu {
         if lossless && region != Region::Private {
             if !self.in_active[pgi] {
                 self.in_active[pgi] = true;
+                self.active_pos[pgi] = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }
             if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !self.in_active_port[in_port] {
@@ -615,6 +635,9 @@ impl Mmu {
                 let level = self.resume_level(in_port, pg, ps);
                 if level < self.resume_free_bound {
                     self.resume_free_bound = level;
+                }
+                if level < self.port_resume_bound[in_port] {
+                    self.port_resume_bound[in_port] = level;
                 }
             }
         }
@@ -709,78 +732,157 @@ impl Mmu {
         queue.min(port_level)
     }
 
+    /// Whether `free` shared cells lie strictly inside the band [`xoff`, `resume`) in which
+    /// no PG or port bounded by those levels changes state (with a margin for rounding: no
+    /// threshold `(free x alpha) as u64` has crossed any occupancy).
+    #[inline]
+    fn inside_band(free: f64, xoff: f64, resume: f64) -> bool {
+        free >= xoff * (1.0 + 1e-9) + 1.0 && free * (1.0 + 1e-9) + 1.0 < resume
+    }
+
     /// `evaluate` when some PG or port is congested (kept out of line).
     #[inline(never)]
     fn evaluate_active(&mut self, out: &mut Vec<Transition>) {
         let free = self.free_shared() as f64;
-        let dsh = match self.scheme {
-            HeadroomScheme::Dsh { .. } => true,
-            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => false,
-        };
-        // With the free cells between the two levels of the last scan (with a margin for
-        // rounding), no threshold `(free x alpha) as u64` has crossed any occupancy: the
-        // scan would change nothing.
         if !self.scan_needed
-            && free >= self.xoff_free_bound * (1.0 + 1e-9) + 1.0
-            && free * (1.0 + 1e-9) + 1.0 < self.resume_free_bound
+            && Self::inside_band(free, self.xoff_free_bound, self.resume_free_bound)
         {
             return;
         }
         self.xoff_free_bound = 0.0;
         self.resume_free_bound = f64::INFINITY;
-        self.scan_needed = false;
+        if self.scan_needed {
+            self.scan_needed = false;
+            self.scan_all_pgs(free, out);
+        } else {
+            self.scan_crossed_ports(free, out);
+        }
+        if matches!(self.scheme, HeadroomScheme::Dsh { .. }) {
+            self.scan_ports(free, out);
+        }
+    }
+
+    /// The XOFF/XON decision of PG `pgi` (on `port`) at `free` shared cells: a transition, if
+    /// any, is applied and returned.
+    #[inline]
+    fn decide_pg(&mut self, pgi: usize, port: usize, free: f64) -> Option<Transition> {
+        let t = (free * self.alpha[port]) as u64;
+        let pg = &mut self.pgs[pgi];
+        let shared = u64::from(pg.shared);
+        let (go_off, go_on) = match self.scheme {
+            HeadroomScheme::Dsh { .. } => {
+                let xqoff = t.saturating_sub(u64::from(self.headroom_cells[port]));
+                let xqon = xqoff.saturating_sub(self.delta_q_cells);
+                (shared > xqoff && shared > 0, shared < xqon || shared == 0)
+            }
+            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => (
+                pg.headroom > 0 || (shared > 0 && shared >= t),
+                pg.headroom == 0 && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t),
+            ),
+        };
+        let pause = if !pg.xoff && go_off {
+            true
+        } else if pg.xoff && go_on {
+            false
+        } else {
+            return None;
+        };
+        pg.xoff = pause;
+        Some(Transition::Queue {
+            port: port as u16,
+            prio: (pgi % PRIORITIES) as u8,
+            pause,
+        })
+    }
+
+    /// The level PG `pgi` (on `port`) adds to its port's bounds: a paused PG the free cells
+    /// below which it stays paused, another the free cells at or above which it stays so.
+    #[inline]
+    fn bound_pg(&mut self, pgi: usize, port: usize) {
+        let pg = self.pgs[pgi];
+        let ps = self.port_state[port];
+        if pg.xoff {
+            let level = self.resume_level(port, pg, ps);
+            self.port_resume_bound[port] = self.port_resume_bound[port].min(level);
+        } else {
+            let level = self.pause_level(port, pg, ps.shared);
+            self.port_xoff_bound[port] = self.port_xoff_bound[port].max(level);
+        }
+    }
+
+    /// Decides every PG in `active`, drops those left with nothing (not paused, no shared or
+    /// headroom cells) and recomputes every port's bounds.
+    fn scan_all_pgs(&mut self, free: f64, out: &mut Vec<Transition>) {
+        self.port_xoff_bound.fill(0.0);
+        self.port_resume_bound.fill(f64::INFINITY);
         let mut i = 0;
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
             let port = pgi / PRIORITIES;
-            let t = (free * self.alpha[port]) as u64;
-            let pg = &mut self.pgs[pgi];
-            let shared = u64::from(pg.shared);
-            let (go_off, go_on) = if dsh {
-                let xqoff = t.saturating_sub(u64::from(self.headroom_cells[port]));
-                let xqon = xqoff.saturating_sub(self.delta_q_cells);
-                (shared > xqoff && shared > 0, shared < xqon || shared == 0)
-            } else {
-                (
-                    pg.headroom > 0 || (shared > 0 && shared >= t),
-                    pg.headroom == 0
-                        && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t),
-                )
-            };
-            if !pg.xoff && go_off {
-                pg.xoff = true;
-                out.push(Transition::Queue {
-                    port: port as u16,
-                    prio: (pgi % PRIORITIES) as u8,
-                    pause: true,
-                });
-            } else if pg.xoff && go_on {
-                pg.xoff = false;
-                out.push(Transition::Queue {
-                    port: port as u16,
-                    prio: (pgi % PRIORITIES) as u8,
-                    pause: false,
-                });
+            if let Some(t) = self.decide_pg(pgi, port, free) {
+                out.push(t);
             }
+            let pg = self.pgs[pgi];
             if !pg.xoff && pg.shared == 0 && pg.headroom == 0 {
                 self.in_active[pgi] = false;
                 self.active.swap_remove(i);
+                if let Some(&moved) = self.active.get(i) {
+                    self.active_pos[moved as usize] = i as u32;
+                }
                 continue;
             }
-            let pg = *pg;
-            let ps = self.port_state[port];
-            if pg.xoff {
-                let level = self.resume_level(port, pg, ps);
-                self.resume_free_bound = self.resume_free_bound.min(level);
-            } else {
-                let level = self.pause_level(port, pg, ps.shared);
-                self.xoff_free_bound = self.xoff_free_bound.max(level);
-            }
+            self.bound_pg(pgi, port);
             i += 1;
         }
-        if !dsh {
-            return;
+        self.fold_port_bounds();
+    }
+
+    /// Decides the PGs of the ports whose own bounds `free` left, and recomputes those
+    /// bounds. Transitions come out in `active`'s order, as `scan_all_pgs` gives them. No PG
+    /// leaves `active` here: one left with nothing set `scan_needed` when it emptied.
+    fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
+        let mut partial = std::mem::take(&mut self.partial);
+        for port in 0..self.ports {
+            if Self::inside_band(
+                free,
+                self.port_xoff_bound[port],
+                self.port_resume_bound[port],
+            ) {
+                continue;
+            }
+            self.port_xoff_bound[port] = 0.0;
+            self.port_resume_bound[port] = f64::INFINITY;
+            for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
+                if !self.in_active[pgi] {
+                    continue;
+                }
+                if let Some(t) = self.decide_pg(pgi, port, free) {
+                    partial.push((self.active_pos[pgi], t));
+                }
+                debug_assert!({
+                    let pg = self.pgs[pgi];
+                    pg.xoff || pg.shared > 0 || pg.headroom > 0
+                });
+                self.bound_pg(pgi, port);
+            }
         }
+        partial.sort_unstable_by_key(|&(pos, _)| pos);
+        out.extend(partial.drain(..).map(|(_, t)| t));
+        self.partial = partial;
+        self.fold_port_bounds();
+    }
+
+    /// The switch's bounds from its ports' (before `scan_ports` adds the DSH port levels).
+    fn fold_port_bounds(&mut self) {
+        for port in 0..self.ports {
+            self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
+            self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
+        }
+    }
+
+    /// DSH: decides every port in `active_ports` (port-level POFF/PON), drops those left
+    /// with nothing, and adds their levels to the switch's bounds.
+    fn scan_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut i = 0;
         while i < self.active_ports.len() {
             let port = self.active_ports[i] as usize;
@@ -1268,9 +1370,10 @@ mod tests {
             ops in proptest::collection::vec((0usize..3, 0u8..8, 0usize..3, 1u64..3000, any::<bool>()), 1..400),
             scheme in 0usize..4,
             alpha in prop_oneof![Just(0.25), Just(1.0), Just(4.0)],
+            lossless in prop_oneof![Just(0b0001_1000u8), Just(0b0111_1111u8)],
         ) {
             let mut c = cfg(3);
-            c.lossless = 0b0001_1000;
+            c.lossless = lossless;
             c.alpha = vec![Alpha::from_value(alpha).expect("positive"); 3];
             c.scheme = [
                 HeadroomScheme::Sih { reservation: Reservation::PerPg },
@@ -1288,12 +1391,24 @@ mod tests {
                 Transition::Port { port, pause } => (24 + usize::from(port), pause),
             };
             for (inp, prio, outp, bytes, release) in ops {
+                // The same step with a scan of every congested PG forced: a partial scan
+                // must give the same transitions, in the same order.
+                let mut full = m.clone();
+                full.scan_needed = true;
+                let mut full_tr = Vec::new();
                 if release && !held.is_empty() {
-                    let (i, p, o, pl) = held.remove(bytes as usize % held.len());
+                    let k = bytes as usize % held.len();
+                    let (i, p, o, pl) = held[k];
+                    full.release(i, p, o, pl, &mut full_tr);
+                    held.remove(k);
                     m.release(i, p, o, pl, &mut tr);
-                } else if let Ok(pl) = m.admit(inp, prio, outp, bytes, &mut tr) {
-                    held.push((inp, prio, outp, pl));
+                } else {
+                    let _ = full.admit(inp, prio, outp, bytes, &mut full_tr);
+                    if let Ok(pl) = m.admit(inp, prio, outp, bytes, &mut tr) {
+                        held.push((inp, prio, outp, pl));
+                    }
                 }
+                prop_assert_eq!(&tr, &full_tr, "partial scan differs from a full one");
                 for t in tr.drain(..) {
                     let (k, pause) = key(t);
                     prop_assert_ne!(paused[k], pause, "transition must alternate");
