@@ -76,7 +76,11 @@ impl Footprint {
             crate::config::CcConfig::PowerTcp(_) => size_of::<headroom_mech::cc::PowerTcp>(),
             _ => 0,
         };
-        let per_flow = size_of::<Flow>() + size_of::<u32>() + size_of::<FlowRecord>() + size_of::<FlowSpec>() + cc;
+        let per_flow = size_of::<Flow>()
+            + size_of::<u32>()
+            + size_of::<FlowRecord>()
+            + size_of::<FlowSpec>()
+            + cc;
         Footprint {
             routing: Routes::estimated_bytes(topo),
             network,

@@ -30,9 +30,10 @@ const NO_CULPRIT: u32 = u32::MAX;
 ///
 /// Laid out by cache line (`repr(C)`, 64-byte aligned), because with thousands of ports
 /// nearly every port access misses the first-level cache: line 0 holds what every frame
-/// touches (transmitter, flags, control queue), line 1 the egress queues, line 2 their byte
-/// counts and peaks, line 3 the transmit counters and the start of the pause timers (their
-/// "anything paused?" bound); statistics and PFC generator state, touched rarely, come last.
+/// touches (transmitter, flags, control queue), lines 1 and 2 the egress queues with their
+/// byte counts and peaks, line 3 when each queue's head is complete, line 4 the transmit
+/// counters and the start of the pause timers (their "anything paused?" bound); statistics
+/// and PFC generator state, touched rarely, come last.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -80,6 +81,11 @@ pub struct Port {
     /// Egress queues (switches only), two lines: each queue's packets and byte counts in
     /// one 16-byte slot.
     pub queues: [EgressQueue; PRIORITIES],
+    /// Per egress queue, when its head packet's last bit has arrived (its `ready_at`; the
+    /// head of a switch admitting at the first bit may still be arriving). Kept here so that
+    /// the scheduler, which looks at every eligible queue's head, reads no packet it does not
+    /// send. Meaningless while the queue is empty.
+    pub head_ready: [Time; PRIORITIES],
     /// Frames sent.
     pub tx_frames: u64,
     /// Bytes sent.
@@ -154,6 +160,7 @@ impl Port {
             busy_until: Time::ZERO,
             ctrl: Fifo::default(),
             queues: [EgressQueue::default(); PRIORITIES],
+            head_ready: [Time::ZERO; PRIORITIES],
             red_class: 0,
             remote: false,
             nonempty: 0,
@@ -377,10 +384,14 @@ impl Simulation {
                 continue;
             }
             // The head may still be arriving (admitted at its first bit).
-            let ready = p.queues[usize::from(q)]
-                .fifo
-                .front()
-                .map_or(Time::ZERO, |pk| self.arena.get(pk).ready_at);
+            let ready = p.head_ready[usize::from(q)];
+            debug_assert_eq!(
+                Some(ready),
+                p.queues[usize::from(q)]
+                    .fifo
+                    .front()
+                    .map(|pk| self.arena.get(pk).ready_at)
+            );
             if ready > now {
                 blocked_until = blocked_until.min(ready);
             } else {
@@ -409,8 +420,9 @@ impl Simulation {
         let pkt = eq.fifo.pop_front(&self.arena)?;
         eq.bytes -= self.arena.get(pkt).size;
         let qlen = u64::from(eq.bytes);
-        if eq.fifo.is_empty() {
-            p.nonempty &= !(1 << q);
+        match eq.fifo.front() {
+            Some(head) => p.head_ready[q] = self.arena.get(head).ready_at,
+            None => p.nonempty &= !(1 << q),
         }
         let local = p.local;
         if let Some(multi) = self.int_multi {
@@ -676,7 +688,8 @@ mod tests {
         assert!(offset_of!(Port, credited) < 64);
         assert_eq!(offset_of!(Port, queues), 64);
         assert_eq!(std::mem::size_of::<EgressQueue>(), 16);
-        assert_eq!(offset_of!(Port, tx_frames), 192);
-        assert!(offset_of!(Port, pause) + 8 <= 256, "latest_until in line 3");
+        assert_eq!(offset_of!(Port, head_ready), 192);
+        assert_eq!(offset_of!(Port, tx_frames), 256);
+        assert!(offset_of!(Port, pause) + 8 <= 320, "latest_until in line 4");
     }
 }

@@ -310,6 +310,9 @@ impl Simulation {
                     .queued_by_ingress
                     .add(out_local, pk.prio, in_local, pk.size);
                 let p = &mut self.ports[out as usize];
+                if p.queues[q].fifo.is_empty() {
+                    p.head_ready[q] = pk.ready_at;
+                }
                 let eq = &mut p.queues[q];
                 eq.fifo.push_back(&mut self.arena, pkt);
                 eq.bytes += pk.size;
