@@ -1,0 +1,282 @@
+//! The MMU's PFC decisions: each congested PG's (and, under DSH, each port's) XOFF and XON
+//! against the dynamic threshold `T = alpha x free shared cells`, re-evaluated after every
+//! admission and release that can move them.
+//!
+//! A re-evaluation is skipped when it provably changes nothing. Each PG or port not paused
+//! stays so while the free cells stay at or above a level, each paused one stays paused
+//! while they stay below a level; the switch keeps an upper bound on the first levels and
+//! a lower bound on the second (`xoff_free_bound`, `resume_free_bound`), and the same two
+//! per ingress port. Admissions only raise and releases only lower the levels they move, so
+//! the bounds stay bounds between scans.
+//!
+//! Invariants (checked by the property test in `mmu`'s tests):
+//! - a skipped re-evaluation is one a scan of every congested PG would find nothing in;
+//! - a scan of the crossed ports only gives the transitions a scan of every congested PG
+//!   gives, in the same order (the order of `Mmu::active`);
+//! - only a full scan (`scan_needed`: headroom taken or emptied, a PG or port emptied)
+//!   removes PGs and ports from the active lists.
+
+use super::{HeadroomScheme, Mmu, PgOccupancy, PortOccupancy, Transition};
+use crate::PRIORITIES;
+
+impl Mmu {
+    /// Re-evaluates the PFC state of every congested PG and port against the current
+    /// threshold.
+    #[inline(always)]
+    pub(super) fn evaluate(&mut self, out: &mut Vec<Transition>) {
+        if !self.active.is_empty() || !self.active_ports.is_empty() {
+            self.evaluate_active(out);
+        }
+    }
+
+    /// Free shared cells at or above which a PG not in XOFF (and its port not paused)
+    /// holding `pg` and a port holding `port_shared` shared cells stay so (an upper bound:
+    /// `(shared + 1) / alpha` for SIH and SHP, whose XOFF is at `shared >= T`; DSH adds its
+    /// per-queue headroom, XOFF being at `shared > T - eta`, and bounds the port's
+    /// `shared > Nq T` too).
+    #[inline]
+    pub(super) fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
+        let alpha = self.alpha[port];
+        match self.scheme {
+            HeadroomScheme::Dsh { .. } => {
+                let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
+                let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
+                queue.max(port_level) / alpha
+            }
+            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
+                f64::from(pg.shared + 1) / alpha
+            }
+        }
+    }
+
+    /// Free shared cells below which a paused PG holding `pg` on a port holding `port`
+    /// stays paused (a lower bound; `INFINITY` when only a scan can resume it). SIH/SHP
+    /// resume at `shared + xon_offset <= T`; DSH at `shared < T - eta - delta_q`, and a
+    /// paused port at `shared < Nq T - delta_p` (an empty PG or port resumes at once).
+    #[inline]
+    pub(super) fn resume_level(&self, port: usize, pg: PgOccupancy, ps: PortOccupancy) -> f64 {
+        let alpha = self.alpha[port];
+        let queue = if !pg.xoff {
+            f64::INFINITY
+        } else if pg.shared == 0 {
+            0.0
+        } else {
+            match self.scheme {
+                HeadroomScheme::Dsh { .. } => {
+                    (f64::from(pg.shared)
+                        + f64::from(self.headroom_cells[port])
+                        + self.delta_q_cells as f64)
+                        / alpha
+                }
+                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } if pg.headroom > 0 => {
+                    f64::INFINITY
+                }
+                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
+                    f64::from(pg.shared + self.xon_offset_cells) / alpha
+                }
+            }
+        };
+        let port_level = match self.scheme {
+            HeadroomScheme::Dsh { .. } if ps.poff => {
+                if ps.shared == 0 {
+                    0.0
+                } else {
+                    let n = self.n_lossless.max(1);
+                    ((ps.shared + self.delta_p_cells) / n) as f64 / alpha
+                }
+            }
+            _ => f64::INFINITY,
+        };
+        queue.min(port_level)
+    }
+
+    /// Whether `free` shared cells lie strictly inside the band [`xoff`, `resume`) in which
+    /// no PG or port bounded by those levels changes state (with a margin for rounding: no
+    /// threshold `(free x alpha) as u64` has crossed any occupancy).
+    #[inline]
+    fn inside_band(free: f64, xoff: f64, resume: f64) -> bool {
+        free >= xoff * (1.0 + 1e-9) + 1.0 && free * (1.0 + 1e-9) + 1.0 < resume
+    }
+
+    /// `evaluate` when some PG or port is congested (kept out of line).
+    #[inline(never)]
+    fn evaluate_active(&mut self, out: &mut Vec<Transition>) {
+        let free = self.free_shared() as f64;
+        if !self.scan_needed
+            && Self::inside_band(free, self.xoff_free_bound, self.resume_free_bound)
+        {
+            return;
+        }
+        self.xoff_free_bound = 0.0;
+        self.resume_free_bound = f64::INFINITY;
+        if self.scan_needed {
+            self.scan_needed = false;
+            self.scan_all_pgs(free, out);
+        } else {
+            self.scan_crossed_ports(free, out);
+        }
+        if matches!(self.scheme, HeadroomScheme::Dsh { .. }) {
+            self.scan_ports(free, out);
+        }
+    }
+
+    /// The XOFF/XON decision of PG `pgi` (on `port`) at `free` shared cells: a transition, if
+    /// any, is applied and returned.
+    #[inline]
+    fn decide_pg(&mut self, pgi: usize, port: usize, free: f64) -> Option<Transition> {
+        let t = (free * self.alpha[port]) as u64;
+        let pg = &mut self.pgs[pgi];
+        let shared = u64::from(pg.shared);
+        let (go_off, go_on) = match self.scheme {
+            HeadroomScheme::Dsh { .. } => {
+                let xqoff = t.saturating_sub(u64::from(self.headroom_cells[port]));
+                let xqon = xqoff.saturating_sub(self.delta_q_cells);
+                (shared > xqoff && shared > 0, shared < xqon || shared == 0)
+            }
+            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => (
+                pg.headroom > 0 || (shared > 0 && shared >= t),
+                pg.headroom == 0 && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t),
+            ),
+        };
+        let pause = if !pg.xoff && go_off {
+            true
+        } else if pg.xoff && go_on {
+            false
+        } else {
+            return None;
+        };
+        pg.xoff = pause;
+        Some(Transition::Queue {
+            port: port as u16,
+            prio: (pgi % PRIORITIES) as u8,
+            pause,
+        })
+    }
+
+    /// The level PG `pgi` (on `port`) adds to its port's bounds: a paused PG the free cells
+    /// below which it stays paused, another the free cells at or above which it stays so.
+    #[inline]
+    fn bound_pg(&mut self, pgi: usize, port: usize) {
+        let pg = self.pgs[pgi];
+        let ps = self.port_state[port];
+        if pg.xoff {
+            let level = self.resume_level(port, pg, ps);
+            self.port_resume_bound[port] = self.port_resume_bound[port].min(level);
+        } else {
+            let level = self.pause_level(port, pg, ps.shared);
+            self.port_xoff_bound[port] = self.port_xoff_bound[port].max(level);
+        }
+    }
+
+    /// Decides every PG in `active`, drops those left with nothing (not paused, no shared or
+    /// headroom cells) and recomputes every port's bounds.
+    fn scan_all_pgs(&mut self, free: f64, out: &mut Vec<Transition>) {
+        self.port_xoff_bound.fill(0.0);
+        self.port_resume_bound.fill(f64::INFINITY);
+        let mut i = 0;
+        while i < self.active.len() {
+            let pgi = self.active[i] as usize;
+            let port = pgi / PRIORITIES;
+            if let Some(t) = self.decide_pg(pgi, port, free) {
+                out.push(t);
+            }
+            let pg = self.pgs[pgi];
+            if !pg.xoff && pg.shared == 0 && pg.headroom == 0 {
+                self.in_active[pgi] = false;
+                self.active.swap_remove(i);
+                if let Some(&moved) = self.active.get(i) {
+                    self.active_pos[moved as usize] = i as u32;
+                }
+                continue;
+            }
+            self.bound_pg(pgi, port);
+            i += 1;
+        }
+        self.fold_port_bounds();
+    }
+
+    /// Decides the PGs of the ports whose own bounds `free` left, and recomputes those
+    /// bounds. Transitions come out in `active`'s order, as `scan_all_pgs` gives them. No PG
+    /// leaves `active` here: one left with nothing set `scan_needed` when it emptied.
+    fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
+        let mut partial = std::mem::take(&mut self.partial);
+        for port in 0..self.ports {
+            if Self::inside_band(
+                free,
+                self.port_xoff_bound[port],
+                self.port_resume_bound[port],
+            ) {
+                continue;
+            }
+            self.port_xoff_bound[port] = 0.0;
+            self.port_resume_bound[port] = f64::INFINITY;
+            for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
+                if !self.in_active[pgi] {
+                    continue;
+                }
+                if let Some(t) = self.decide_pg(pgi, port, free) {
+                    partial.push((self.active_pos[pgi], t));
+                }
+                debug_assert!({
+                    let pg = self.pgs[pgi];
+                    pg.xoff || pg.shared > 0 || pg.headroom > 0
+                });
+                self.bound_pg(pgi, port);
+            }
+        }
+        partial.sort_unstable_by_key(|&(pos, _)| pos);
+        out.extend(partial.drain(..).map(|(_, t)| t));
+        self.partial = partial;
+        self.fold_port_bounds();
+    }
+
+    /// The switch's bounds from its ports' (before `scan_ports` adds the DSH port levels).
+    fn fold_port_bounds(&mut self) {
+        for port in 0..self.ports {
+            self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
+            self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
+        }
+    }
+
+    /// DSH: decides every port in `active_ports` (port-level POFF/PON), drops those left
+    /// with nothing, and adds their levels to the switch's bounds.
+    fn scan_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
+        let mut i = 0;
+        while i < self.active_ports.len() {
+            let port = self.active_ports[i] as usize;
+            let t = (free * self.alpha[port]) as u64;
+            let xpoff = self.n_lossless * t;
+            let xpon = xpoff.saturating_sub(self.delta_p_cells);
+            let ps = &mut self.port_state[port];
+            // The insurance is for what arrives after a port-level pause: a port that had
+            // to use it (the shared pool could not take an arrival) pauses at once.
+            if !ps.poff && (ps.shared > xpoff || ps.headroom > 0) {
+                ps.poff = true;
+                out.push(Transition::Port {
+                    port: port as u16,
+                    pause: true,
+                });
+            } else if ps.poff && ps.headroom == 0 && (ps.shared < xpon || ps.shared == 0) {
+                ps.poff = false;
+                out.push(Transition::Port {
+                    port: port as u16,
+                    pause: false,
+                });
+            }
+            if !ps.poff && ps.shared == 0 && ps.headroom == 0 {
+                self.in_active_port[port] = false;
+                self.active_ports.swap_remove(i);
+                continue;
+            }
+            let ps = *ps;
+            if ps.poff {
+                let level = self.resume_level(port, PgOccupancy::default(), ps);
+                self.resume_free_bound = self.resume_free_bound.min(level);
+            } else {
+                let level = self.pause_level(port, PgOccupancy::default(), ps.shared);
+                self.xoff_free_bound = self.xoff_free_bound.max(level);
+            }
+            i += 1;
+        }
+    }
+}
