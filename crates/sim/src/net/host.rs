@@ -83,8 +83,8 @@ pub(super) const NOT_ACTIVE: u32 = u32::MAX;
 
 /// Sender and receiver state of one flow.
 ///
-/// `repr(C)`, the fields a NIC's scheduler reads for every active flow each time it picks a
-/// packet first (one cache line), so scanning a NIC's flows costs one line per flow.
+/// `repr(C)`, the fields the NIC reads and writes when it sends one of the flow's packets
+/// first (one cache line); its pass over the active flows reads [`NicEntry`]s instead.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Flow {
@@ -632,7 +632,10 @@ impl Simulation {
         if fl.snd_una >= fl.size {
             fl.finish = Some(now);
             let host = fl.src_host as usize;
-            let i = std::mem::replace(&mut self.nic_slot[f as usize], NOT_ACTIVE) as usize;
+            let slot = std::mem::replace(&mut self.nic_slot[f as usize], NOT_ACTIVE);
+            // A flow is acknowledged only after it started, and finishes once (`finish`).
+            debug_assert_ne!(slot, NOT_ACTIVE, "flow {f} finished without being active");
+            let i = slot as usize;
             let active = &mut self.hosts[host].active;
             // The order is the round robin's: keep it (no swap_remove).
             active.remove(i);
