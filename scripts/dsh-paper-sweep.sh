@@ -54,4 +54,7 @@ for cc in $ccs; do
     echo "   $(( $(date +%s) - start )) s"
   done
 done
-python3 scripts/dsh_sweep.py summary "$out" $ccs
+# The summary covers every congestion control with points in the directory, not only this
+# invocation's (a sweep run in parts keeps one table and one plot).
+present=$(for cc in dcqcn powertcp; do ls -d "$out/$cc-l"* >/dev/null 2>&1 && echo "$cc"; done)
+python3 scripts/dsh_sweep.py summary "$out" $present
