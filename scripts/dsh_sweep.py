@@ -187,6 +187,8 @@ def by_start(point, bin_ms=5.0):
             acc = bins.setdefault((b, kind), [0, 0.0])
             acc[0] += 1
             acc[1] += float(r["fct_ns"]) / 1e3
+        if not any(kind == "fan-in" for _, kind in bins):
+            sys.exit(f"{path}: no flow of {FANIN_SIZE} B, the fan-in size this assumes")
         table[scheme] = {k: v[1] / v[0] for k, v in bins.items()}
     if "sih" not in table:
         sys.exit(f"{point}: no sih/flows.csv")

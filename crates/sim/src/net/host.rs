@@ -619,6 +619,7 @@ impl Simulation {
         if fl.finish.is_some() {
             return;
         }
+        let snd_nxt_before = fl.snd_nxt;
         if seq > fl.snd_una {
             fl.snd_una = seq;
             fl.last_progress = now;
@@ -661,8 +662,11 @@ impl Simulation {
         }
         if !fl.cc.reads_acks() && fl.window.bytes == 0 {
             // Transport only (DCQCN, no congestion control): nothing else to update.
+            // Only `snd_nxt` can have moved here (no window, no re-timing).
             let port = self.hosts[fl.src_host as usize].port;
-            self.sync_nic(f);
+            if fl.snd_nxt != snd_nxt_before {
+                self.sync_nic(f);
+            }
             if nack {
                 self.try_send(port);
             }
