@@ -108,11 +108,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             probe.map_or_else(
                 || "null".to_string(),
                 |p| format!(
-                    "{{\"partitioned_s\":{:.4},\"single_s\":{:.4},\"simulated_ms\":{:.4},\"kept_partitioned\":{}}}",
+                    "{{\"partitioned_s\":{:.4},\"single_s\":{:.4},\"simulated_ms\":{:.4},\"kept_partitioned\":{},\"crowded\":{},\"other_runnable\":{}}}",
                     p.partitioned.as_secs_f64(),
                     p.single.as_secs_f64(),
                     p.covered.as_secs_f64() * 1e3,
-                    p.kept_partitioned.unwrap_or(false)
+                    p.kept_partitioned.unwrap_or(false),
+                    p.crowded,
+                    p.start_load
+                        .map_or_else(|| "null".to_string(), |l| l.others.to_string())
                 )
             ),
             rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into())
@@ -129,10 +132,17 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         outln!("threads         {parts}");
         if let Some(p) = probe {
             outln!(
-                "probe           {:.2} ms with threads, {:.2} ms with one, over {:.3} ms simulated",
+                "probe           {:.2} ms with threads, {:.2} ms with one, over {:.3} ms simulated{}",
                 p.partitioned.as_secs_f64() * 1e3,
                 p.single.as_secs_f64() * 1e3,
-                p.covered.as_secs_f64() * 1e3
+                p.covered.as_secs_f64() * 1e3,
+                match (p.crowded, p.start_load) {
+                    (true, Some(l)) => format!(
+                        " (none: other programs wanted {} of the {} cores)",
+                        l.others, l.cores
+                    ),
+                    _ => String::new(),
+                }
             );
         }
         if parts > 1 {

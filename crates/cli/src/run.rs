@@ -392,6 +392,13 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     sim.check_invariants()
         .map_err(|e| miette!("internal invariant violated: {e}"))?;
     let threads = match (sim.parts(), sim.probe()) {
+        (1, Some(p)) if p.crowded => match p.start_load {
+            Some(l) => format!(
+                "one thread (other programs wanted {} of the {} cores)",
+                l.others, l.cores
+            ),
+            None => "one thread".to_string(),
+        },
         (1, Some(p)) => format!(
             "one thread (faster than threads: {:.2} ms vs {:.2} ms over the first {:.3} ms)",
             p.single.as_secs_f64() * 1e3,

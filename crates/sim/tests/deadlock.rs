@@ -6,7 +6,7 @@
 use headroom_mech::pfcwd::{WatchdogAction, WatchdogConfig};
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{CcConfig, SimConfig};
-use headroom_sim::net::parallel::Partitioned;
+use headroom_sim::net::parallel::{Partitioned, ProbeSettings};
 use headroom_sim::results::{RunResults, StopReason};
 use headroom_sim::routing::RoutingKind;
 use headroom_sim::topology::{LinkSpec, NodeId, NodeKind, Topology};
@@ -135,17 +135,18 @@ fn the_same_ring_routed_on_a_spanning_tree_does_not_deadlock() {
 fn a_probing_run_stepped_in_small_slices_finds_the_same_deadlock() {
     let reference = run(ring(50_000_000), 1);
     for (budget, margin) in [(3_600_000, 1.0), (0, 0.0), (0, f64::INFINITY)] {
-        let budget = std::time::Duration::from_millis(budget);
-        let mut sim = Partitioned::auto_with(ring(50_000_000), 2, budget, margin).expect("valid");
+        let settings = ProbeSettings {
+            budget: std::time::Duration::from_millis(budget),
+            margin,
+            load: || None,
+        };
+        let mut sim = Partitioned::auto_with(ring(50_000_000), 2, settings).expect("valid");
         let mut limit = Time::ZERO;
         while !sim.run_until(limit) {
             limit += Time::from_us(37);
         }
         let r = sim.finish();
-        assert_eq!(
-            r.deadlock, reference.deadlock,
-            "budget {budget:?} margin {margin}"
-        );
+        assert_eq!(r.deadlock, reference.deadlock, "{settings:?}");
         assert_eq!(r.events, reference.events);
     }
 }

@@ -16,7 +16,7 @@ use headroom_sim::config::{
     Admission, CcConfig, CnpMode, DetectorConfig, LinkFailure, NicBufferConfig, SchemeConfig,
     ShpPool, SimConfig, WindowConfig,
 };
-use headroom_sim::net::parallel::{split, Partitioned};
+use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::{RunResults, StopReason};
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
@@ -201,11 +201,38 @@ proptest! {
         }
         // A run that probes threads against one gives the same results whichever it keeps,
         // whether it chooses early (no budget) or late (the run ends while probing).
-        for (budget, margin) in [(0, 0.0), (0, f64::INFINITY), (3_600_000, 1.0)] {
-            let budget = std::time::Duration::from_millis(budget);
-            let sim = Partitioned::auto_with(cfg.clone(), 2, budget, margin).expect("valid");
-            let r = sim.run();
-            prop_assert_eq!(&fingerprint(r), &reference, "probe budget {:?}", budget);
+        // A machine crowded from the start runs one thread without probing; one that
+        // becomes crowded after the start is left to the probe's measurement.
+        for (budget, margin, load) in [
+            (0, 0.0, Machine::Unknown),
+            (0, f64::INFINITY, Machine::Unknown),
+            (3_600_000, 1.0, Machine::Unknown),
+            (3_600_000, MARGIN, Machine::Crowded),
+            (3_600_000, MARGIN, Machine::CrowdedAfterStart),
+            (3_600_000, MARGIN, Machine::Free),
+        ] {
+            let settings = ProbeSettings {
+                budget: std::time::Duration::from_millis(budget),
+                margin,
+                load: load.sampler(),
+            };
+            SAMPLES.with(|n| n.set(0));
+            let mut sim = Partitioned::auto_with(cfg.clone(), 2, settings).expect("valid");
+            sim.run_until(Time::MAX);
+            let probe = sim.probe();
+            let r = sim.finish();
+            prop_assert_eq!(&fingerprint(r), &reference, "probe {:?}", settings);
+            if let Some(p) = probe {
+                match load {
+                    Machine::Crowded => {
+                        prop_assert!(p.crowded && p.covered == Time::ZERO, "{:?}", p);
+                        prop_assert_eq!(p.kept_partitioned, Some(false));
+                    }
+                    _ => prop_assert!(!p.crowded && p.covered > Time::ZERO, "{:?}", p),
+                }
+            } else {
+                prop_assert!(!matches!(load, Machine::Crowded));
+            }
         }
     }
 }
@@ -360,4 +387,49 @@ fn no_flows() {
         fingerprint(r),
         fingerprint(Simulation::new(cfg).expect("valid").run())
     );
+}
+
+/// A machine load a probe is made to see.
+#[derive(Clone, Copy, Debug)]
+enum Machine {
+    Unknown,
+    Free,
+    Crowded,
+    CrowdedAfterStart,
+}
+
+thread_local! {
+    /// Load samples taken so far by this thread's run.
+    static SAMPLES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+impl Machine {
+    fn sampler(self) -> fn() -> Option<Load> {
+        match self {
+            Machine::Unknown => || None,
+            Machine::Free => || {
+                Some(Load {
+                    cores: 64,
+                    others: 0,
+                })
+            },
+            Machine::Crowded => || {
+                Some(Load {
+                    cores: 2,
+                    others: 2,
+                })
+            },
+            // Free for the samples before the start (they take the least), busy after.
+            Machine::CrowdedAfterStart => || {
+                let n = SAMPLES.with(|n| {
+                    n.set(n.get() + 1);
+                    n.get()
+                });
+                Some(Load {
+                    cores: 2,
+                    others: if n == 1 { 0 } else { 1 },
+                })
+            },
+        }
+    }
 }

@@ -28,7 +28,7 @@
 
 mod probe;
 
-pub use probe::{Probe, MARGIN, PROBE_BUDGET};
+pub use probe::{Load, Probe, ProbeSettings, MARGIN, PROBE_BUDGET};
 
 use super::deadlock::{self, Deadlock};
 use super::packet::Packet;
