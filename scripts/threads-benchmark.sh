@@ -2,8 +2,10 @@
 # Default threads against --threads 1: wall time of `headroom run` on three runs (the HPCC
 # fat tree whole, a short slice of it, and a leaf-spine with 10 ns links), each on an idle
 # machine and with one CPU-bound process beside it. Prints the median of N runs per cell
-# (3N for the two short cases: the machine's noise is a larger share of a second) and the
-# ratio default / one thread (the goal: at most 1.10).
+# (3N for the two short cases: the machine's noise is a larger share of a second), the
+# ratio of the medians default / one thread, and the median of the ratios of each pair of
+# runs taken one after the other (less sensitive to a machine whose speed drifts). The
+# goal: at most 1.10.
 #
 #   scripts/threads-benchmark.sh [N]        # N runs per cell, default 3
 set -euo pipefail
@@ -34,7 +36,7 @@ time_one() { # args...: wall seconds of one run
   echo "$t1 - $t0" | bc -l
 }
 
-printf '%-11s %-6s %10s %10s %7s\n' case load default one ratio
+printf '%-11s %-6s %10s %10s %7s %11s\n' case load default one ratio pair-ratio
 for load in idle loaded; do
   if [ "$load" = loaded ]; then
     timeout 3600 sh -c 'while :; do :; done' &
@@ -42,16 +44,18 @@ for load in idle loaded; do
   fi
   for c in short long tiny-links; do
     read -r -a args <<< "${cases[$c]}"
-    d=(); o=()
+    d=(); o=(); r=()
     runs=$n
     [ "$c" = long ] || runs=$((3 * n))
     for _ in $(seq "$runs"); do
       d+=("$(time_one "${args[@]}")")
       o+=("$(time_one "${args[@]}" --threads 1)")
+      r+=("$(echo "${d[-1]} / ${o[-1]}" | bc -l)")
     done
     md=$(printf '%s\n' "${d[@]}" | median)
     mo=$(printf '%s\n' "${o[@]}" | median)
-    printf '%-11s %-6s %9.2fs %9.2fs %7.2f\n' "$c" "$load" "$md" "$mo" "$(echo "$md / $mo" | bc -l)"
+    mr=$(printf '%s\n' "${r[@]}" | median)
+    printf '%-11s %-6s %9.2fs %9.2fs %7.2f %11.2f\n' "$c" "$load" "$md" "$mo" "$(echo "$md / $mo" | bc -l)" "$mr"
   done
   if [ "$load" = loaded ]; then
     kill "$load_pid"

@@ -11,6 +11,9 @@
 //!   threshold and its alpha encodings, the headroom formulas.
 //! - [`pfc`]: IEEE 802.1Qbb priority flow control: the PAUSE generator of a congested
 //!   ingress queue and the pause timers of a paused transmitter.
+//! - [`credit`]: InfiniBand-style credit-based flow control: per-VL transmitters and
+//!   receivers of 64-byte blocks with modulo-4096 FCTBS/FCCL, and when to send updates.
+//! - [`flow_control`]: one gate before every frame over either kind of link flow control.
 //! - [`pfcwd`]: the PFC watchdog: queues paused too long stop honouring PAUSE for a while.
 //! - [`ecn`]: packet marks (none, UE, CE) and RED-style ECN marking of egress queues.
 //! - [`tcd`]: ternary congestion detection: an egress queue's non-congestion, congestion
@@ -25,7 +28,9 @@
 pub mod buffer;
 pub mod cc;
 pub mod congestion_point;
+pub mod credit;
 pub mod ecn;
+pub mod flow_control;
 pub mod int;
 pub mod pfc;
 pub mod pfcwd;

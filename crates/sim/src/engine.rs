@@ -68,6 +68,11 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
+    /// A credit port's update timer: FCPs with news are due.
+    CreditUpdate {
+        /// Global port index.
+        port: u32,
+    },
     /// A host's NIC receive buffer may have drained to its XON level.
     NicDrain {
         /// Host index.

@@ -27,7 +27,9 @@ use headroom_mech::units::{Rate, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod fabric;
 mod marking;
+pub use fabric::{CreditConfig, FabricConfig, FlowControlKind, UPDATE_SYMBOLS};
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, QueueEcn};
 
 /// Everything one run needs.
@@ -57,6 +59,8 @@ pub struct SimConfig {
     /// and paused by the next one's switch, has been paused this long without a break
     /// (`None`: never check).
     pub deadlock_detection: Option<Time>,
+    /// How links keep the fabric lossless: PFC or credits.
+    pub fabric: FabricConfig,
 }
 
 /// How long a cycle of paused queues must last to be a deadlock, unless configured. Only a
@@ -744,6 +748,17 @@ impl SimConfig {
             link_failures: Vec::new(),
             routing: crate::routing::RoutingKind::ShortestPath,
             deadlock_detection: Some(DEFAULT_DEADLOCK_DETECTION),
+            fabric: FabricConfig::default(),
+        }
+    }
+
+    /// The MMU of a switch whose ports have the rates and delays `ports`: the switch
+    /// parameters as the fabric's kind of flow control shapes them
+    /// ([`FabricConfig::switch`]).
+    pub fn mmu_config(&self, ports: &[(Rate, Time)]) -> MmuConfig {
+        match self.fabric.kind {
+            FlowControlKind::Pfc => self.switch.mmu_config(ports),
+            FlowControlKind::Credit => self.fabric.switch(&self.switch).mmu_config(ports),
         }
     }
 
@@ -847,6 +862,33 @@ impl SimConfig {
                 return param("host.nic_buffer.drain", "must be > 0");
             }
         }
+        if self.fabric.kind == FlowControlKind::Credit {
+            if self.host.nic_buffer.is_some() {
+                return param(
+                    "host.nic_buffer",
+                    "a NIC buffer paused by PFC has no place on credit links (hosts take what \
+                     they receive at once)",
+                );
+            }
+            if self.host.ack_pause_class != self.host.ack_prio {
+                return param(
+                    "host.ack_pause_class",
+                    "on credit links ACKs travel and wait on the VL of host.ack_prio",
+                );
+            }
+            let largest = self
+                .host
+                .largest_data_frame()
+                .max(self.host.ack_bytes)
+                .max(self.host.cnp_bytes);
+            let flows = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (format!("flow {i}"), f.prio));
+            let acks = std::iter::once(("host.ack_prio".to_string(), self.host.ack_prio));
+            self.fabric.validate(largest, flows.chain(acks))?;
+        }
         self.validate_switches()?;
         if self.stop_time.is_none() && self.flows.is_empty() {
             return param(
@@ -890,7 +932,7 @@ impl SimConfig {
                     ),
                 });
             }
-            Mmu::new(&self.switch.mmu_config(mine)).map_err(|e| ConfigError::Parameter {
+            Mmu::new(&self.mmu_config(mine)).map_err(|e| ConfigError::Parameter {
                 field: "switch.buffer_bytes",
                 reason: format!("switch {node}: {e}"),
             })?;

@@ -109,7 +109,10 @@ impl Simulation {
                     if port.nonempty & (1 << q) == 0 {
                         continue;
                     }
-                    let Some(since) = port.pause.paused_since(now, q) else {
+                    let Some(timers) = port.fc.pfc() else {
+                        continue;
+                    };
+                    let Some(since) = timers.paused_since(now, q) else {
                         continue;
                     };
                     if since > limit {
@@ -123,7 +126,7 @@ impl Simulation {
                         bytes: port.queues[usize::from(q)].bytes,
                         paused_since: since,
                     };
-                    let whole_port = port.pause.port_paused(now);
+                    let whole_port = timers.port_paused(now);
                     view.stalled.insert((gp, q), (stalled, whole_port));
                 }
             }

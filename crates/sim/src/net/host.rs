@@ -20,6 +20,7 @@ use crate::results::StopReason;
 use crate::workload::FlowSpec;
 use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint, Window};
 use headroom_mech::ecn::Mark;
+use headroom_mech::flow_control::Gate;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::{Rate, Time};
 
@@ -291,12 +292,18 @@ impl Simulation {
             if e.held {
                 continue;
             }
-            let pause = &self.ports[port as usize].pause;
-            if pause.is_paused(now, e.prio) {
-                if let Some(t) = pause.next_change(now, e.prio) {
+            let (flows, hc) = (&self.flows, &self.cfg.host);
+            let frame_bytes = || {
+                let fl = &flows[e.flow as usize];
+                (fl.size - fl.snd_nxt).min(hc.mtu_payload) + hc.header_bytes + hc.int_bytes()
+            };
+            match self.ports[port as usize].fc.gate(now, e.prio, frame_bytes) {
+                Gate::Open => {}
+                Gate::Until(t) => {
                     wake = wake.min(t);
+                    continue;
                 }
-                continue;
+                Gate::UntilSignal => continue,
             }
             if pacing && e.next_avail > now {
                 wake = wake.min(e.next_avail);
@@ -304,7 +311,10 @@ impl Simulation {
             }
             let f = e.flow as usize;
             self.hosts[h as usize].rr = if i + 1 < n { i + 1 } else { 0 };
-            return Some(self.make_data_packet(f as u32));
+            let pkt = self.make_data_packet(f as u32);
+            let size = u64::from(self.arena.get(pkt).size);
+            self.charge_sent(port, e.prio, size);
+            return Some(pkt);
         }
         if wake < Time::MAX {
             self.schedule_wake(port, wake);
@@ -484,7 +494,9 @@ impl Simulation {
                 self.flows[f as usize].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
             }
-            Kind::Pfc | Kind::Free => unreachable!("PFC frames are handled by the port"),
+            Kind::Pfc | Kind::Fcp | Kind::Free => {
+                unreachable!("link-control frames are handled by the port")
+            }
         }
     }
 

@@ -192,8 +192,8 @@ impl Simulation {
             return;
         };
         let now = self.now;
-        if self.marking.reads_pauses {
-            let timers = &self.ports[port as usize].pause;
+        let timers = self.ports[port as usize].fc.pfc();
+        if let (true, Some(timers)) = (self.marking.reads_pauses, timers) {
             let latest = timers.latest_until();
             let cp = &mut self.marking.points[i];
             if cp.wants_flow_control(now, latest) {
@@ -218,14 +218,17 @@ impl Simulation {
         }
         let now = self.now;
         let p = &self.ports[port as usize];
+        let Some(timers) = p.fc.pfc() else {
+            return;
+        };
         for q in 0..PRIORITIES {
             if classes & (1 << q) == 0 {
                 continue;
             }
             if let Some(i) = self.marking.index(port, q) {
-                let episode = p.pause.last_pause(now, q as u8);
+                let episode = timers.last_pause(now, q as u8);
                 let queue = u64::from(p.queues[q].bytes);
-                let latest = p.pause.latest_until();
+                let latest = timers.latest_until();
                 self.marking.points[i].on_flow_control(now, episode, latest, queue);
             }
         }

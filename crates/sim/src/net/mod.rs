@@ -19,6 +19,7 @@
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
 //! cells of the packets it queues; no packet is lost without being counted.
 
+mod credit;
 mod deadlock;
 mod footprint;
 pub mod host;
@@ -39,7 +40,9 @@ use crate::results::{
 use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
 use headroom_mech::buffer::Mmu;
+use headroom_mech::credit::CreditPort;
 use headroom_mech::ecn::RedConfig;
+use headroom_mech::flow_control::LinkFlowControl;
 use headroom_mech::int::IntStack;
 use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::{Rate, Time};
@@ -142,6 +145,8 @@ pub struct Simulation {
     watchdogs: Vec<[QueueWatchdog; PRIORITIES]>,
     /// The congestion point of every switch egress queue that marks.
     marking: marking::Marking,
+    /// Some link uses credits (the per-frame credit hooks are skipped otherwise).
+    credit_links: bool,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -239,6 +244,20 @@ impl Simulation {
                     l.error_rate,
                 );
                 port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
+                if cfg.fabric.kind == crate::config::FlowControlKind::Credit {
+                    let credit = &cfg.fabric.credit;
+                    let capacity = |kind: NodeKind| match kind {
+                        NodeKind::Switch => credit.vl_buffer_blocks(),
+                        NodeKind::Host => headroom_mech::credit::UNLIMITED,
+                    };
+                    port.fc = LinkFlowControl::Credit(CreditPort::new(
+                        credit.vls,
+                        credit.block,
+                        capacity(topo.nodes[node]),
+                        capacity(topo.nodes[peer.index()]),
+                        credit.policy(l.rate),
+                    ));
+                }
                 port.red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
                     field: "topology.link.rate",
                     reason: "more than 65,536 distinct link speeds".into(),
@@ -261,7 +280,7 @@ impl Simulation {
                         .iter()
                         .map(|&p| (ports[p as usize].rate, ports[p as usize].delay))
                         .collect();
-                    let mmu_cfg = s.mmu_config(&mine);
+                    let mmu_cfg = cfg.mmu_config(&mine);
                     let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
                         node: node as u32,
                         source,
@@ -361,6 +380,7 @@ impl Simulation {
                 Vec::new()
             },
             marking: marking::Marking::default(),
+            credit_links: cfg.fabric.kind == crate::config::FlowControlKind::Credit,
             cfg,
         };
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
@@ -620,6 +640,10 @@ impl Simulation {
                 self.creator = self.hosts[h as usize].port;
                 self.cnp_poll(h, flow);
             }
+            Event::CreditUpdate { port } => {
+                self.creator = port;
+                self.credit_timer(port);
+            }
             Event::NicDrain { host } => {
                 self.creator = self.hosts[host as usize].port;
                 self.nic_drain(host);
@@ -675,16 +699,19 @@ impl Simulation {
         let kind = self.arena.get(pkt).kind;
         if !p.up {
             // The link failed while the frame was on the wire.
-            if kind == Kind::Pfc {
+            if kind.is_link_control() {
                 self.arena.free(pkt);
             } else {
                 self.drop_packet(pkt, "link_down");
             }
             return;
         }
-        if kind == Kind::Pfc {
-            self.receive_pfc(port, pkt);
-            return;
+        if kind.is_link_control() {
+            return if kind == Kind::Pfc {
+                self.receive_pfc(port, pkt)
+            } else {
+                self.receive_fcp(port, pkt)
+            };
         }
         if error_rate > 0.0
             && rand::Rng::gen::<f64>(&mut self.rng_errors[port as usize]) < error_rate
@@ -693,7 +720,12 @@ impl Simulation {
             return;
         }
         match self.slots[p.node as usize] {
-            Slot::Host(h) => self.host_receive(h, pkt),
+            Slot::Host(h) => {
+                if self.credit_links {
+                    self.credit_consumed(port, pkt);
+                }
+                self.host_receive(h, pkt)
+            }
             Slot::Switch(s) => self.switch_receive(s, port, pkt), // `Admission::LastBit`
         }
     }
@@ -729,6 +761,8 @@ impl Simulation {
                     let class = port::pfc_class(pk);
                     self.ports[port as usize].pfc_dequeued(class);
                     self.arena.free(pkt);
+                } else if pk.kind == Kind::Fcp {
+                    self.fcp_lost(port, pkt);
                 } else {
                     self.drop_packet(pkt, "link_down");
                 }
@@ -973,6 +1007,7 @@ impl Simulation {
             .filter(|(p, i)| p.mine(p.switches[*i].node))
         {
             p.check_queued_by_ingress(i as u32)?;
+            p.check_credit_buffers(i as u32)?;
             let s = &p.switches[i];
             s.mmu
                 .check_conservation()
@@ -1009,7 +1044,10 @@ impl Simulation {
                 port_pause_sent: p.port_pause_sent,
                 port_resume_sent: p.port_resume_sent,
                 pfc_merged: p.pfc_merged,
-                port_paused_time: p.pause.port_paused_time(now),
+                port_paused_time: p
+                    .fc
+                    .pfc_mut()
+                    .map_or(Time::ZERO, |t| t.port_paused_time(now)),
                 pause_episodes: [0; 8],
                 victim_pauses: [0; 8],
                 port_pause_episodes: 0,
@@ -1018,8 +1056,10 @@ impl Simulation {
                 tx_bytes: p.tx_bytes,
                 peak_queue: p.queues.map(|q| u64::from(q.peak)),
             };
-            for prio in 0..8u8 {
-                st.paused_time[usize::from(prio)] = p.pause.paused_time(now, prio);
+            if let Some(timers) = p.fc.pfc_mut() {
+                for prio in 0..8u8 {
+                    st.paused_time[usize::from(prio)] = timers.paused_time(now, prio);
+                }
             }
             ports.push(st);
         }

@@ -28,6 +28,17 @@ pub enum Kind {
     Cnp,
     /// PFC frame (`prio` = class, `seq` = timer in quanta).
     Pfc,
+    /// Credit flow-control packet (`prio` = VL, `seq` = FCTBS << 16 | FCCL).
+    Fcp,
+}
+
+impl Kind {
+    /// A frame of the link's own flow control: never held by it, never counted in a
+    /// buffer, never dropped by congestion.
+    #[inline]
+    pub fn is_link_control(self) -> bool {
+        matches!(self, Kind::Pfc | Kind::Fcp)
+    }
 }
 
 /// One frame. Aligned to a cache line (its fields fit in 64 bytes), so that touching a

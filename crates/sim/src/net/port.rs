@@ -5,21 +5,26 @@
 //! one propagation delay after its last bit (a switch admits it one propagation delay after
 //! its first bit, and may forward it from the moment its last bit is in). Selection order
 //! when the port is idle:
-//! 1. control frames (PFC always; on hosts also ACK/NACK/CNP), never paused if PFC;
+//! 1. control frames (link control such as PFC, which the link's flow control never holds;
+//!    on hosts also ACK/NACK/CNP, which it may);
 //! 2. (switch) strict-priority queues, highest index first, then DWRR among the others,
-//!    skipping every class whose pause timer is running or whose head frame is still
+//!    skipping every class the link's flow control holds or whose head frame is still
 //!    arriving; (host) the NIC's flow scheduler.
 //!
-//! A port with work it may not send yet (paused class, paced flow) schedules one `Wake` at
-//! the earliest time that can change; a frame already started is always finished.
+//! Every frame that is not link control passes one gate, the port's
+//! [`LinkFlowControl`] (PFC pause timers or credits), before it starts, and is charged to it
+//! when it does. A port with work it may not send yet (paused class, paced flow) schedules
+//! one `Wake` at the earliest time that can change; a class waiting for a signal from the
+//! peer is looked at again when it arrives; a frame already started is always finished.
 
 use super::packet::{Arena, Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
 use crate::engine::Event;
 use crate::results::PfcRecord;
+use headroom_mech::flow_control::{Gate, LinkFlowControl};
 use headroom_mech::int::IntHop;
-use headroom_mech::pfc::{PauseGenerator, PauseTimers, ALL_CLASSES, PFC_FRAME_BYTES};
+use headroom_mech::pfc::{PauseGenerator, ALL_CLASSES, PFC_FRAME_BYTES};
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 
@@ -92,8 +97,9 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Link rate.
     pub rate: Rate,
-    /// Pause timers set by PFC frames received on this port.
-    pub pause: PauseTimers,
+    /// The transmitting half of the link's flow control: the pause timers set by PFC
+    /// frames received on this port, or its credits.
+    pub fc: LinkFlowControl,
     /// DWRR deficit per queue.
     deficit: [u64; PRIORITIES],
     /// PAUSE generators of this port's ingress PGs.
@@ -164,7 +170,7 @@ impl Port {
             red_class: 0,
             remote: false,
             nonempty: 0,
-            pause: PauseTimers::default(),
+            fc: LinkFlowControl::default(),
             gens: [PauseGenerator::default(); PRIORITIES],
             port_gen: PauseGenerator::default(),
             deficit: [0; PRIORITIES],
@@ -284,16 +290,22 @@ impl Simulation {
             Kind::Ack | Kind::Nack | Kind::Cnp => self.cfg.host.ack_pause_class,
             _ => pk.prio,
         };
-        if pk.kind != Kind::Pfc && p.pause.is_paused(now, class) {
-            let t = p.pause.next_change(now, class);
-            if let Some(t) = t {
-                self.schedule_wake(port, t);
+        let link_control = pk.kind.is_link_control();
+        if !link_control {
+            match p.fc.gate(now, class, || u64::from(pk.size)) {
+                Gate::Open => {}
+                Gate::Until(t) => {
+                    self.schedule_wake(port, t);
+                    return None;
+                }
+                Gate::UntilSignal => return None,
             }
-            return None;
         }
         let pkt = p.ctrl.pop_front(&self.arena)?;
-        if pk.kind == Kind::Pfc {
-            p.pfc_dequeued(pfc_class(pk));
+        match pk.kind {
+            Kind::Pfc => p.pfc_dequeued(pfc_class(pk)),
+            Kind::Fcp => self.fcp_leaves(port, pkt),
+            _ => self.charge_sent(port, class, u64::from(pk.size)),
         }
         Some(pkt)
     }
@@ -351,7 +363,7 @@ impl Simulation {
         pk.ready_at = arrive;
         // A switch accounts a frame from its first bit on, as a chip writing cells while
         // they arrive does; it forwards it after its last bit (store and forward).
-        let (time, event) = if admit_early && pk.kind != Kind::Pfc {
+        let (time, event) = if admit_early && !pk.kind.is_link_control() {
             (first_bit, Event::FrameStart { port: peer, pkt })
         } else {
             (arrive, Event::Arrive { port: peer, pkt })
@@ -377,11 +389,20 @@ impl Simulation {
         while rest != 0 {
             let q = rest.trailing_zeros() as u8;
             rest &= rest - 1;
-            if p.pause.is_paused(now, q) {
-                if let Some(t) = p.pause.next_change(now, q) {
+            let (queues, arena) = (&p.queues, &self.arena);
+            let head_bytes = || {
+                queues[usize::from(q)]
+                    .fifo
+                    .front()
+                    .map_or(0, |pk| u64::from(arena.get(pk).size))
+            };
+            match p.fc.gate(now, q, head_bytes) {
+                Gate::Open => {}
+                Gate::Until(t) => {
                     blocked_until = blocked_until.min(t);
+                    continue;
                 }
-                continue;
+                Gate::UntilSignal => continue,
             }
             // The head may still be arriving (admitted at its first bit).
             let ready = p.head_ready[usize::from(q)];
@@ -418,7 +439,8 @@ impl Simulation {
         };
         let eq = &mut p.queues[q];
         let pkt = eq.fifo.pop_front(&self.arena)?;
-        eq.bytes -= self.arena.get(pkt).size;
+        let size = self.arena.get(pkt).size;
+        eq.bytes -= size;
         let qlen = u64::from(eq.bytes);
         match eq.fifo.front() {
             Some(head) => p.head_ready[q] = self.arena.get(head).ready_at,
@@ -435,6 +457,7 @@ impl Simulation {
                 }
             }
         }
+        self.charge_sent(port, q as u8, u64::from(size));
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
         let pk = self.arena.get(pkt);
         let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement);
@@ -506,6 +529,11 @@ impl Simulation {
     /// Turns an XOFF/XON decision of the PG (`port`, `Some(prio)`), or of the whole port
     /// (`None`), into frames and refresh timers.
     pub(super) fn pfc_transition(&mut self, port: u32, class: Option<u8>, pause: bool) {
+        // A credit port never pauses: its VL buffers are reserved and its credits hold the
+        // peer back.
+        if self.credit_links && self.is_credit_port(port) {
+            return;
+        }
         let cfg = self.cfg.switch.pfc;
         let now = self.now;
         let p = &mut self.ports[port as usize];
@@ -593,10 +621,14 @@ impl Simulation {
         };
         self.report_pauses(port, classes);
         let p = &mut self.ports[port as usize];
+        let Some(timers) = p.fc.pfc_mut() else {
+            debug_assert!(false, "a PFC frame arrived on a credit link");
+            return;
+        };
         if port_level {
-            p.pause.on_port_frame(now, quanta, rate, response);
+            timers.on_port_frame(now, quanta, rate, response);
         } else if !ignored {
-            p.pause.on_frame(now, pk.prio, quanta, rate, response);
+            timers.on_frame(now, pk.prio, quanta, rate, response);
         }
         if !self.cfg.record.omit_pfc_log {
             let is_switch = matches!(self.slots[p.node as usize], Slot::Switch(_));
@@ -614,15 +646,15 @@ impl Simulation {
             let class = (!port_level).then_some(pk.prio);
             self.judge_pause_episode(port, class, culprit);
         }
+        let timers = self.ports[port as usize].fc.pfc();
         if quanta == 0 {
             self.try_send(port);
-        } else if let Some(t) = self.ports[port as usize].pause.next_change(now, pk.prio) {
+        } else if let Some((t, timers)) =
+            timers.and_then(|p| Some((p.next_change(now, pk.prio)?, p)))
+        {
             // The pause begins after the response time; frames may start until then, and
             // the port must look again when the pause ends.
-            let end = self.ports[port as usize]
-                .pause
-                .next_change(t, pk.prio)
-                .unwrap_or(t);
+            let end = timers.next_change(t, pk.prio).unwrap_or(t);
             self.schedule_wake(port, end);
         }
     }
@@ -690,6 +722,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<EgressQueue>(), 16);
         assert_eq!(offset_of!(Port, head_ready), 192);
         assert_eq!(offset_of!(Port, tx_frames), 256);
-        assert!(offset_of!(Port, pause) + 8 <= 320, "latest_until in line 4");
+        // The flow control's tag and the PFC timers' `latest_until` right after it.
+        assert!(offset_of!(Port, fc) + 16 <= 320, "latest_until in line 4");
     }
 }

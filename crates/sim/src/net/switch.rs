@@ -300,6 +300,9 @@ impl Simulation {
                 }
             }
             Ok(placement) => {
+                if self.credit_links {
+                    self.credit_received(port, pk.prio, pk.size);
+                }
                 let q = usize::from(pk.prio);
                 let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
                 self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
@@ -351,6 +354,10 @@ impl Simulation {
         size: u32,
         placement: Placement,
     ) {
+        if self.credit_links {
+            let ingress = self.switches[s as usize].port(in_local);
+            self.credit_freed(ingress, prio, size);
+        }
         let sw = &mut self.switches[s as usize];
         sw.queued_by_ingress.remove(out_local, prio, in_local, size);
         sw.mmu.release(

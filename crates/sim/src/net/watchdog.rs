@@ -36,19 +36,15 @@ impl Simulation {
                     let port = &self.ports[gp as usize];
                     let obs = QueueObservation {
                         holds_data: port.nonempty & (1 << q) != 0,
-                        paused_since: port.pause.paused_since(now, q as u8),
+                        paused_since: port.fc.pfc().and_then(|t| t.paused_since(now, q as u8)),
                     };
                     match self.watchdogs[gp as usize][q].poll(now, obs, &cfg) {
                         Some(WatchdogEvent::StormDetected) => {
                             let rate = self.ports[gp as usize].rate;
                             // Ends the class's pause now (a zero-quanta frame's effect).
-                            self.ports[gp as usize].pause.on_frame(
-                                now,
-                                q as u8,
-                                0,
-                                rate,
-                                Time::ZERO,
-                            );
+                            if let Some(timers) = self.ports[gp as usize].fc.pfc_mut() {
+                                timers.on_frame(now, q as u8, 0, rate, Time::ZERO);
+                            }
                             if cfg.action == WatchdogAction::Drop {
                                 self.ports[gp as usize].wd_drop |= 1 << q;
                                 self.flush_egress_queue(s as u32, gp, q, "pfcwd");

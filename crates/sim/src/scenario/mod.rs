@@ -22,6 +22,11 @@
 //! #   [[topology.link]] a, b, rate, delay (default "1us"), error_rate (default 0)
 //! # hpcc-file: file = "topology.txt" (the ns-3 HPCC simulator's topology format)
 //!
+//! [fabric]                      # kind = "pfc" (default) | "credit"
+//! [fabric.credit]               # vls (1, 2, 4, 8; default 8), block ("64B"), vl_buffer
+//!                               # ("128KiB" per ingress port and VL), update_period
+//!                               # (default 65,536 byte times), update_threshold
+//!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch
 //! cell = "80B"                  # MMU cell
@@ -94,8 +99,9 @@
 //!
 //! Layout: this module holds the entry points, the error types and the top level;
 //! `fields` the spanned TOML tree and typed field access; `topology`, `switch`, `host`,
-//! `workload` and `output` one section each.
+//! `workload`, `output` and `fabric` one section each.
 
+mod fabric;
 mod fields;
 mod host;
 mod output;
@@ -406,6 +412,7 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
             "routing",
             "deadlock_detection",
             "topology",
+            "fabric",
             "switch",
             "host",
             "workload",
@@ -463,6 +470,9 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
             V::Str(s) if s == "off" => None,
             _ => Some(f.positive_time(cx)?),
         };
+    }
+    if let Some(f) = top.get(cx, "fabric") {
+        fabric::parse_fabric(cx, &f, &mut config.fabric)?;
     }
     if let Some(f) = top.get(cx, "switch") {
         parse_switch(cx, &f, &mut config.switch)?;

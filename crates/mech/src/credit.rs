@@ -1,0 +1,607 @@
+//! Credit-based link flow control (the InfiniBand link layer).
+//!
+//! Flow control is per virtual lane (VL) and counted in blocks (64 bytes by default). Each
+//! end of a link is a transmitter towards its peer and a receiver of the peer's frames:
+//! - [`VlTransmitter`] keeps FCTBS, the blocks it has sent (modulo 4096), and FCCL, the
+//!   latest credit limit its receiver advertised. It may start a frame of `n` blocks iff
+//!   `(FCCL − (FCTBS + n)) mod 4096 ≤ 2048`.
+//! - [`VlReceiver`] keeps ABR, the blocks it has received (modulo 4096), and how many of
+//!   them it still holds. It advertises `FCCL = ABR + free blocks` (at most 2048 ahead).
+//! - Flow-control packets (FCPs) carry, per VL, the sender's FCTBS and FCCL. A receiver that
+//!   gets the peer's FCTBS sets ABR to it, so a data frame lost on the wire costs no credit
+//!   for ever; limits are absolute, so a lost FCP is healed by the next one.
+//! - [`CreditPort`] holds both halves of one link end for every VL and decides when to send
+//!   FCPs: every update period, and (optionally) as soon as more than a threshold of blocks
+//!   was freed on a VL since its last FCP.
+//!
+//! Invariants: a transmitter never has more than 2048 blocks outstanding and never sends
+//! beyond the limit it was given; a receiver never advertises more than it can hold
+//! (`FCCL − ABR ≤ free`); a blocked episode of a VL (it wanted to send and had no credit)
+//! is accounted once, from the first refusal to the credit that lifts it.
+
+use crate::units::Time;
+
+/// Credits are counted modulo this (12-bit FCTBS, FCCL and ABR).
+pub const MODULUS: u16 = 4096;
+
+/// Most blocks a transmitter may have outstanding (half the modulus, which keeps the
+/// modular comparison unambiguous).
+pub const MAX_OUTSTANDING: u16 = 2048;
+
+/// Most data VLs a port has (InfiniBand implementations offer 1, 2, 4 or 8).
+pub const MAX_VLS: usize = 8;
+
+/// Size of a flow-control packet on the wire before the link's per-frame overhead.
+pub const FCP_BYTES: u64 = 6;
+
+const MASK: u16 = MODULUS - 1;
+
+/// Blocks of `block` bytes that a frame of `bytes` occupies (rounded up; at least one).
+pub fn blocks(bytes: u64, block: u32) -> u16 {
+    let block = u64::from(block.max(1));
+    u16::try_from(bytes.div_ceil(block).max(1)).unwrap_or(u16::MAX)
+}
+
+/// `a − b` modulo 4096.
+fn diff(a: u16, b: u16) -> u16 {
+    a.wrapping_sub(b) & MASK
+}
+
+/// The transmitting side of one VL.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VlTransmitter {
+    /// Total blocks sent, modulo 4096.
+    fctbs: u16,
+    /// Credit limit from the receiver's latest FCP, modulo 4096.
+    fccl: u16,
+    /// Blocks of the frame refused for lack of credit (0: not blocked).
+    wanted: u16,
+    /// Start of the current blocked episode.
+    blocked_since: Time,
+    /// Time blocked in finished episodes.
+    blocked_total: Time,
+}
+
+impl VlTransmitter {
+    /// A transmitter whose receiver has granted `limit` blocks (the link's initial
+    /// handshake).
+    pub fn with_limit(limit: u16) -> Self {
+        VlTransmitter {
+            fccl: limit.min(MAX_OUTSTANDING),
+            ..Self::default()
+        }
+    }
+
+    /// Blocks it may still send.
+    pub fn available(&self) -> u16 {
+        let d = diff(self.fccl, self.fctbs);
+        if d <= MAX_OUTSTANDING {
+            d
+        } else {
+            0
+        }
+    }
+
+    /// Whether a frame of `blocks` may start at `now`. A refusal opens a blocked episode
+    /// (if none is open); it ends when a limit arrives that lets the frame go.
+    pub fn may_send(&mut self, now: Time, blocks: u16) -> bool {
+        if diff(self.fccl, self.fctbs.wrapping_add(blocks)) <= MAX_OUTSTANDING
+            && blocks <= MAX_OUTSTANDING
+        {
+            return true;
+        }
+        if self.wanted == 0 {
+            self.blocked_since = now;
+        }
+        self.wanted = blocks.max(1);
+        false
+    }
+
+    /// A frame of `blocks` started (after [`VlTransmitter::may_send`] allowed it).
+    pub fn on_sent(&mut self, blocks: u16) {
+        debug_assert!(blocks <= self.available(), "sent beyond the credit limit");
+        self.fctbs = self.fctbs.wrapping_add(blocks) & MASK;
+    }
+
+    /// The receiver's FCP set the limit to `fccl` at `now`. Returns whether this lifted a
+    /// block (the transmitter should look again).
+    pub fn on_limit(&mut self, now: Time, fccl: u16) -> bool {
+        self.fccl = fccl & MASK;
+        if self.wanted != 0 && self.available() >= self.wanted {
+            self.blocked_total += now - self.blocked_since;
+            self.wanted = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Total blocks sent, modulo 4096 (what this side's FCPs carry).
+    pub fn fctbs(&self) -> u16 {
+        self.fctbs
+    }
+
+    /// The latest limit received.
+    pub fn limit(&self) -> u16 {
+        self.fccl
+    }
+
+    /// Whether a frame is waiting for credit.
+    pub fn is_blocked(&self) -> bool {
+        self.wanted != 0
+    }
+
+    /// Time spent blocked for lack of credit up to `now` (an open episode counts to `now`).
+    pub fn blocked_time(&self, now: Time) -> Time {
+        let open = if self.wanted != 0 {
+            now - self.blocked_since
+        } else {
+            Time::ZERO
+        };
+        self.blocked_total + open
+    }
+}
+
+/// The receiving side of one VL.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VlReceiver {
+    /// Blocks received (adjusted to the peer's FCTBS at each FCP), modulo 4096.
+    abr: u16,
+    /// Blocks received and not yet freed.
+    held: u32,
+    /// Largest `held` seen.
+    peak: u32,
+}
+
+impl VlReceiver {
+    /// A frame of `blocks` arrived.
+    pub fn on_received(&mut self, blocks: u16) {
+        self.abr = self.abr.wrapping_add(blocks) & MASK;
+        self.held += u32::from(blocks);
+        self.peak = self.peak.max(self.held);
+    }
+
+    /// The peer's FCP carries its FCTBS: every frame it counts has arrived or was lost
+    /// (a link delivers in order), so ABR becomes exactly that.
+    pub fn on_peer_fctbs(&mut self, fctbs: u16) {
+        self.abr = fctbs & MASK;
+    }
+
+    /// `blocks` held here left the buffer (forwarded or delivered).
+    pub fn on_freed(&mut self, blocks: u16) {
+        debug_assert!(u32::from(blocks) <= self.held, "freed more than held");
+        self.held = self.held.saturating_sub(u32::from(blocks));
+    }
+
+    /// The limit to advertise when `free` more blocks could be accepted now.
+    pub fn limit(&self, free: u32) -> u16 {
+        let grant = u16::try_from(free.min(u32::from(MAX_OUTSTANDING))).unwrap_or(0);
+        self.abr.wrapping_add(grant) & MASK
+    }
+
+    /// Blocks held.
+    pub fn held(&self) -> u32 {
+        self.held
+    }
+
+    /// Most blocks held at once.
+    pub fn peak(&self) -> u32 {
+        self.peak
+    }
+
+    /// Blocks received, modulo 4096.
+    pub fn abr(&self) -> u16 {
+        self.abr
+    }
+}
+
+/// When a port sends flow-control packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpdatePolicy {
+    /// A VL whose FCP would say something new sends it within this time.
+    pub period: Time,
+    /// Also send a VL's FCP as soon as more than this many blocks were freed on it since
+    /// its last one (`None`: only periodic updates).
+    pub threshold: Option<u32>,
+}
+
+/// Receive buffer blocks of a VL whose owner takes every frame at once (a host that
+/// consumes what it receives): it always grants the most a transmitter may have
+/// outstanding.
+pub const UNLIMITED: u32 = u32::MAX;
+
+/// One end of a credit link: the transmitter and receiver of each VL, and when to send
+/// FCPs.
+///
+/// FCPs are sent when they say something new: a VL whose FCTBS or FCCL differs from what
+/// its last FCP carried sends one within the update period (one timer per port, armed by
+/// the first change after an update), or at once when more than the threshold of blocks
+/// was freed. A link at rest sends none. At most one FCP per VL waits to be sent, and it
+/// carries the values of the moment it leaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreditPort {
+    vls: u8,
+    /// When FCPs go.
+    policy: UpdatePolicy,
+    /// Bytes per block.
+    block: u32,
+    /// Bit `vl` set: an FCP of that VL waits to be sent.
+    queued: u8,
+    tx: [VlTransmitter; MAX_VLS],
+    rx: [VlReceiver; MAX_VLS],
+    /// Blocks this end's receive buffer of each VL holds ([`UNLIMITED`]: no limit).
+    capacity: [u32; MAX_VLS],
+    /// Blocks freed per VL since its last FCP.
+    freed: [u32; MAX_VLS],
+    /// (FCTBS, FCCL) of each VL's last FCP.
+    last_sent: [(u16, u16); MAX_VLS],
+    /// FCPs sent per VL.
+    fcp_sent: [u64; MAX_VLS],
+    /// When the pending periodic update is due (`None`: nothing new to say).
+    next_update: Option<Time>,
+}
+
+impl CreditPort {
+    /// A port with `vls` data VLs and blocks of `block` bytes, whose receive buffer holds
+    /// `capacity` blocks per VL ([`UNLIMITED`]: no limit) and whose peer's holds
+    /// `peer_capacity`: both ends start as if they had exchanged FCPs. FCPs go as `policy`
+    /// says.
+    pub fn new(
+        vls: u8,
+        block: u32,
+        capacity: u32,
+        peer_capacity: u32,
+        policy: UpdatePolicy,
+    ) -> Self {
+        let grant = |c: u32| u16::try_from(c.min(u32::from(MAX_OUTSTANDING))).unwrap_or(0);
+        let vls = vls.clamp(1, MAX_VLS as u8);
+        let mut tx = [VlTransmitter::default(); MAX_VLS];
+        let mut last_sent = [(0, 0); MAX_VLS];
+        for v in 0..usize::from(vls) {
+            tx[v] = VlTransmitter::with_limit(grant(peer_capacity));
+            last_sent[v] = (0, grant(capacity));
+        }
+        CreditPort {
+            vls,
+            policy,
+            block: block.max(1),
+            queued: 0,
+            tx,
+            rx: [VlReceiver::default(); MAX_VLS],
+            capacity: [capacity; MAX_VLS],
+            freed: [0; MAX_VLS],
+            last_sent,
+            fcp_sent: [0; MAX_VLS],
+            next_update: None,
+        }
+    }
+
+    /// Data VLs.
+    pub fn vls(&self) -> u8 {
+        self.vls
+    }
+
+    /// Blocks a frame of `bytes` occupies on this link.
+    pub fn blocks(&self, bytes: u64) -> u16 {
+        blocks(bytes, self.block)
+    }
+
+    /// The transmitter of `vl`.
+    pub fn tx(&self, vl: u8) -> &VlTransmitter {
+        &self.tx[usize::from(vl)]
+    }
+
+    /// The transmitter of `vl`, to ask or charge.
+    pub fn tx_mut(&mut self, vl: u8) -> &mut VlTransmitter {
+        &mut self.tx[usize::from(vl)]
+    }
+
+    /// The receiver of `vl`.
+    pub fn rx(&self, vl: u8) -> &VlReceiver {
+        &self.rx[usize::from(vl)]
+    }
+
+    /// Blocks `vl`'s receive buffer holds ([`UNLIMITED`]: no limit).
+    pub fn capacity(&self, vl: u8) -> u32 {
+        self.capacity[usize::from(vl)]
+    }
+
+    /// A frame of `blocks` arrived on `vl`. Returns whether it overflowed the receive
+    /// buffer (a transmitter that ignored its credits).
+    pub fn on_received(&mut self, vl: u8, blocks: u16) -> bool {
+        let v = usize::from(vl);
+        self.rx[v].on_received(blocks);
+        self.rx[v].held() > self.capacity[v]
+    }
+
+    /// `blocks` of `vl` left this end's receive buffer at `now`. Returns what to do: send
+    /// the VL's FCP now (the threshold was passed), or arm the update timer.
+    pub fn on_freed(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
+        let v = usize::from(vl);
+        self.rx[v].on_freed(blocks);
+        self.freed[v] += u32::from(blocks);
+        if self.policy.threshold.is_some_and(|t| self.freed[v] > t) {
+            return Update::SendNow;
+        }
+        self.changed(now)
+    }
+
+    /// A frame of `blocks` was sent on `vl` (after its transmitter allowed it) at `now`.
+    /// Returns whether to arm the update timer (the peer will want the new FCTBS).
+    pub fn on_sent(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
+        self.tx[usize::from(vl)].on_sent(blocks);
+        self.changed(now)
+    }
+
+    fn changed(&mut self, now: Time) -> Update {
+        if self.next_update.is_some() {
+            return Update::Pending;
+        }
+        let t = now + self.policy.period.max(Time(1));
+        self.next_update = Some(t);
+        Update::ArmTimer(t)
+    }
+
+    /// Marks an FCP of `vl` as queued. Returns `false` if one already waits (it will carry
+    /// the newest values anyway).
+    pub fn queue_fcp(&mut self, vl: u8) -> bool {
+        let bit = 1u8 << vl;
+        if self.queued & bit != 0 {
+            return false;
+        }
+        self.queued |= bit;
+        true
+    }
+
+    /// The FCP of `vl` leaves now: what it carries (this end's FCTBS and FCCL).
+    pub fn send_fcp(&mut self, vl: u8) -> (u16, u16) {
+        let v = usize::from(vl);
+        self.queued &= !(1u8 << vl);
+        let free = self.capacity[v].saturating_sub(self.rx[v].held());
+        let values = (self.tx[v].fctbs(), self.rx[v].limit(free));
+        self.last_sent[v] = values;
+        self.freed[v] = 0;
+        self.fcp_sent[v] += 1;
+        values
+    }
+
+    /// An FCP of `vl` waiting to be sent was dropped with its link.
+    pub fn fcp_lost(&mut self, vl: u8) {
+        self.queued &= !(1u8 << vl);
+    }
+
+    /// The peer's FCP of `vl` arrived at `now` with its FCTBS and FCCL. Returns whether it
+    /// lifted a block of this end's transmitter.
+    pub fn on_fcp(&mut self, now: Time, vl: u8, fctbs: u16, fccl: u16) -> bool {
+        let v = usize::from(vl);
+        self.rx[v].on_peer_fctbs(fctbs);
+        self.tx[v].on_limit(now, fccl)
+    }
+
+    /// When the pending periodic update is due.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.next_update
+    }
+
+    /// The update timer fired at `now`: the VLs (bit set) whose FCP would say something
+    /// new. The timer is disarmed; the next change arms it again.
+    pub fn handle_timeout(&mut self, now: Time) -> u8 {
+        match self.next_update {
+            Some(t) if t <= now => {}
+            _ => return 0,
+        }
+        self.next_update = None;
+        let mut due = 0u8;
+        for v in 0..usize::from(self.vls) {
+            let free = self.capacity[v].saturating_sub(self.rx[v].held());
+            let values = (self.tx[v].fctbs(), self.rx[v].limit(free));
+            if values != self.last_sent[v] {
+                due |= 1 << v;
+            }
+        }
+        due
+    }
+
+    /// FCPs sent per VL.
+    pub fn fcp_sent(&self) -> &[u64] {
+        &self.fcp_sent[..usize::from(self.vls)]
+    }
+}
+
+/// What a change of a [`CreditPort`] asks of its driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// Queue the VL's FCP now.
+    SendNow,
+    /// Have [`CreditPort::handle_timeout`] run at this time.
+    ArmTimer(Time),
+    /// The update timer is already armed.
+    Pending,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_take_whole_blocks() {
+        assert_eq!(blocks(1, 64), 1);
+        assert_eq!(blocks(64, 64), 1);
+        assert_eq!(blocks(65, 64), 2);
+        assert_eq!(blocks(4096, 64), 64);
+        assert_eq!(blocks(0, 64), 1, "an empty frame still takes a block");
+    }
+
+    #[test]
+    fn a_transmitter_sends_up_to_its_limit_and_waits() {
+        let mut t = VlTransmitter::with_limit(10);
+        assert_eq!(t.available(), 10);
+        assert!(t.may_send(Time(0), 4));
+        t.on_sent(4);
+        assert!(t.may_send(Time(0), 6));
+        t.on_sent(6);
+        assert_eq!(t.available(), 0);
+        assert!(!t.may_send(Time(100), 1));
+        assert!(t.is_blocked());
+        // A second refusal does not restart the episode.
+        assert!(!t.may_send(Time(150), 2));
+        // A limit that does not cover the waiting frame keeps it blocked.
+        assert!(!t.on_limit(Time(200), 11));
+        assert!(t.on_limit(Time(300), 12), "lifted");
+        assert_eq!(t.blocked_time(Time(400)), Time(200));
+        assert!(t.may_send(Time(300), 2));
+    }
+
+    #[test]
+    fn credit_arithmetic_wraps_modulo_4096() {
+        let mut t = VlTransmitter::with_limit(0);
+        // Send 4090 blocks in total, granted step by step, crossing the wrap.
+        let mut limit = 0u16;
+        for _ in 0..409 {
+            limit = (limit + 10) & MASK;
+            t.on_limit(Time(0), limit);
+            assert!(t.may_send(Time(0), 10));
+            t.on_sent(10);
+        }
+        assert_eq!(t.fctbs(), 4090);
+        limit = (limit + 20) & MASK; // wraps to 14
+        assert_eq!(limit, 14);
+        t.on_limit(Time(0), limit);
+        assert_eq!(t.available(), 20);
+        assert!(t.may_send(Time(0), 20));
+        assert!(!t.may_send(Time(0), 21));
+    }
+
+    #[test]
+    fn a_stale_limit_behind_the_sent_count_grants_nothing() {
+        let mut t = VlTransmitter::with_limit(100);
+        t.on_sent(100);
+        // An old FCP (limit 60, before 100 blocks went) must not read as 4056 blocks.
+        t.on_limit(Time(0), 60);
+        assert_eq!(t.available(), 0);
+        assert!(!t.may_send(Time(0), 1));
+    }
+
+    #[test]
+    fn never_more_than_2048_blocks_outstanding() {
+        let t = VlTransmitter::with_limit(4000);
+        assert_eq!(t.available(), MAX_OUTSTANDING);
+        let mut r = VlReceiver::default();
+        assert_eq!(r.limit(1_000_000), MAX_OUTSTANDING);
+        r.on_received(10);
+        assert_eq!(r.limit(5), 15);
+    }
+
+    #[test]
+    fn a_receiver_grants_what_it_can_hold() {
+        // A 100-block buffer: the transmitter fills it, the receiver frees some.
+        let cap = 100u32;
+        let mut r = VlReceiver::default();
+        let mut t = VlTransmitter::with_limit(r.limit(cap));
+        let mut sent = 0;
+        while t.may_send(Time(0), 3) {
+            t.on_sent(3);
+            r.on_received(3);
+            sent += 3;
+        }
+        assert_eq!(sent, 99);
+        assert!(r.held() <= cap);
+        r.on_freed(30);
+        t.on_limit(Time(0), r.limit(cap - r.held()));
+        assert_eq!(t.available(), 31);
+        assert_eq!(r.peak(), 99);
+    }
+
+    #[test]
+    fn the_peer_fctbs_heals_a_lost_frame() {
+        let cap = 20u32;
+        let mut r = VlReceiver::default();
+        let mut t = VlTransmitter::with_limit(r.limit(cap));
+        // Two frames of 5 blocks; the first is lost on the wire.
+        t.on_sent(5);
+        t.on_sent(5);
+        r.on_received(5);
+        // Without the peer's count, the receiver would grant 5 blocks too few for ever
+        // (10 instead of the 15 it has free).
+        assert_eq!(diff(r.limit(cap - r.held()), t.fctbs()), 10);
+        r.on_peer_fctbs(t.fctbs());
+        r.on_freed(5);
+        t.on_limit(Time(0), r.limit(cap - r.held()));
+        assert_eq!(t.available() as u32, cap, "all credit back once drained");
+    }
+
+    #[test]
+    fn a_lost_fcp_is_healed_by_the_next() {
+        let cap = 8u32;
+        let mut r = VlReceiver::default();
+        let mut t = VlTransmitter::with_limit(r.limit(cap));
+        t.on_sent(8);
+        r.on_received(8);
+        r.on_freed(4);
+        let _lost = r.limit(cap - r.held());
+        r.on_freed(4);
+        t.on_limit(Time(0), r.limit(cap - r.held()));
+        assert_eq!(t.available(), 8);
+    }
+
+    const POLICY: UpdatePolicy = UpdatePolicy {
+        period: Time(1000),
+        threshold: Some(10),
+    };
+
+    #[test]
+    fn a_port_sends_what_changed_within_the_period() {
+        let mut p = CreditPort::new(2, 64, 100, 50, POLICY);
+        assert_eq!(p.vls(), 2);
+        assert_eq!(p.blocks(1500), 24);
+        assert_eq!(p.tx(1).available(), 50);
+        assert_eq!(p.poll_timeout(), None, "a link at rest sends nothing");
+        assert!(!p.on_received(0, 20));
+        // Receiving alone changes no FCCL (ABR up, free down).
+        assert_eq!(p.on_freed(Time(10), 0, 5), Update::ArmTimer(Time(1010)));
+        assert_eq!(p.on_freed(Time(20), 0, 5), Update::Pending);
+        assert_eq!(p.handle_timeout(Time(1009)), 0, "not due");
+        assert_eq!(p.handle_timeout(Time(1010)), 0b01, "only VL 0 has news");
+        assert_eq!(p.poll_timeout(), None);
+        assert!(p.queue_fcp(0));
+        assert!(!p.queue_fcp(0), "one FCP per VL waits");
+        assert_eq!(p.send_fcp(0), (0, 110), "FCCL = ABR 20 + 90 free");
+        assert_eq!(p.fcp_sent(), &[1, 0]);
+        assert!(p.queue_fcp(0));
+        p.fcp_lost(0);
+        assert!(p.queue_fcp(0));
+    }
+
+    #[test]
+    fn a_port_sends_at_once_past_the_threshold() {
+        let mut p = CreditPort::new(1, 64, 100, 100, POLICY);
+        assert!(!p.on_received(0, 30));
+        assert_eq!(p.on_freed(Time(0), 0, 10), Update::ArmTimer(Time(1000)));
+        assert_eq!(p.on_freed(Time(1), 0, 1), Update::SendNow, "11 > 10");
+        p.queue_fcp(0);
+        p.send_fcp(0);
+        assert_eq!(p.on_freed(Time(2), 0, 9), Update::Pending, "counted anew");
+    }
+
+    #[test]
+    fn a_port_reports_an_overflow() {
+        let mut p = CreditPort::new(1, 64, 4, 4, POLICY);
+        assert!(!p.on_received(0, 4));
+        assert!(p.on_received(0, 1));
+        let mut host = CreditPort::new(1, 64, UNLIMITED, 4, POLICY);
+        assert!(!host.on_received(0, 2000));
+        // ABR 2000 plus the most a transmitter may have outstanding.
+        assert_eq!(host.send_fcp(0).1, 4048);
+    }
+
+    #[test]
+    fn an_fcp_updates_both_halves() {
+        let mut p = CreditPort::new(1, 64, 100, 4, POLICY);
+        assert!(p.tx_mut(0).may_send(Time(0), 4));
+        assert_eq!(p.on_sent(Time(0), 0, 4), Update::ArmTimer(Time(1000)));
+        assert!(!p.tx_mut(0).may_send(Time(5), 1));
+        assert!(!p.on_received(0, 3));
+        assert!(p.on_fcp(Time(9), 0, 7, 8), "the limit lifts the block");
+        assert_eq!(p.rx(0).abr(), 7, "ABR follows the peer's FCTBS");
+        assert_eq!(p.tx(0).blocked_time(Time(20)), Time(4));
+    }
+}

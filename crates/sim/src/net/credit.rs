@@ -1,0 +1,244 @@
+//! Credit links: the driver of [`headroom_mech::credit::CreditPort`].
+//!
+//! On a credit link every frame that is not link control passes the port's gate (its VL's
+//! credits, `port.rs`) and is charged when it starts. Its receiver counts it when it takes
+//! it into a buffer (a switch on admission, a host on arrival) and frees its blocks when it
+//! leaves (a switch when it is dequeued or dropped there, a host at once, as it consumes
+//! what it receives). Flow-control packets (FCPs, `Kind::Fcp`, one per VL, `FCP_BYTES` on
+//! the wire) carry the sender's FCTBS and FCCL; they are link control (sent ahead of data,
+//! never held) and take their values when they leave. An FCP goes when it has news: within
+//! the update period of a change (one `CreditUpdate` timer per port), or at once when more
+//! than the threshold was freed.
+//!
+//! Invariants: a VL's receive buffer never holds more blocks than it granted (an overflow
+//! is counted as a lossless drop, and cannot happen while transmitters obey their gates);
+//! at most one FCP per VL waits in a port's control queue; only frames cross parts.
+
+use super::packet::{Kind, Packet};
+use super::Simulation;
+use crate::engine::Event;
+use crate::results::LosslessDrop;
+use headroom_mech::credit::{Update, FCP_BYTES};
+use headroom_mech::flow_control::LinkFlowControl;
+
+/// `Packet::seq` of an FCP: FCTBS in bits 16..28, FCCL in bits 0..12.
+fn fcp_seq(fctbs: u16, fccl: u16) -> u64 {
+    (u64::from(fctbs) << 16) | u64::from(fccl)
+}
+
+impl Simulation {
+    /// A frame of `class` and `bytes` started on `port` (its gate had opened): charge it to
+    /// the port's flow control, and arm the credit update timer if that asks. A fabric
+    /// without credit links (PFC only has nothing to charge) costs one check per frame.
+    #[inline(always)]
+    pub(super) fn charge_sent(&mut self, port: u32, class: u8, bytes: u64) {
+        if self.credit_links {
+            self.charge_credit(port, class, bytes);
+        }
+    }
+
+    #[inline(never)]
+    fn charge_credit(&mut self, port: u32, class: u8, bytes: u64) {
+        let now = self.now;
+        if let Some(t) = self.ports[port as usize].fc.on_sent(now, class, bytes) {
+            self.schedule(t, Event::CreditUpdate { port });
+        }
+    }
+
+    /// A frame of VL `vl` and `bytes` was taken into the receive buffer of credit port
+    /// `port` (no-op on a PFC port).
+    pub(super) fn credit_received(&mut self, port: u32, vl: u8, bytes: u32) {
+        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+            return;
+        };
+        let blocks = c.blocks(u64::from(bytes));
+        if c.on_received(vl, blocks) {
+            let p = &self.ports[port as usize];
+            let d = LosslessDrop {
+                time: self.now,
+                node: p.node,
+                port: p.local,
+                prio: vl,
+                cause: "credit_overflow",
+            };
+            self.lossless_drops.push(d);
+        }
+    }
+
+    /// A frame of VL `vl` and `bytes` left the receive buffer of credit port `port` (no-op
+    /// on a PFC port).
+    pub(super) fn credit_freed(&mut self, port: u32, vl: u8, bytes: u32) {
+        let now = self.now;
+        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+            return;
+        };
+        let blocks = c.blocks(u64::from(bytes));
+        match c.on_freed(now, vl, blocks) {
+            Update::SendNow => self.queue_fcp(port, vl),
+            Update::ArmTimer(t) => self.schedule(t, Event::CreditUpdate { port }),
+            Update::Pending => {}
+        }
+    }
+
+    /// A host took a frame off credit port `port`: it is counted and freed at once.
+    pub(super) fn credit_consumed(&mut self, port: u32, pkt: u32) {
+        let pk = self.arena.get(pkt);
+        let (vl, size) = (pk.prio, pk.size);
+        self.credit_received(port, vl, size);
+        self.credit_freed(port, vl, size);
+    }
+
+    /// The credit update timer of `port` fired: queue an FCP for every VL with news.
+    pub(super) fn credit_timer(&mut self, port: u32) {
+        let now = self.now;
+        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+            return;
+        };
+        let mut due = c.handle_timeout(now);
+        while due != 0 {
+            let vl = due.trailing_zeros() as u8;
+            due &= due - 1;
+            self.queue_fcp(port, vl);
+        }
+    }
+
+    /// Queues the FCP of `vl` on `port` unless one waits already.
+    fn queue_fcp(&mut self, port: u32, vl: u8) {
+        let p = &mut self.ports[port as usize];
+        let LinkFlowControl::Credit(c) = &mut p.fc else {
+            return;
+        };
+        if !p.up || !c.queue_fcp(vl) {
+            return;
+        }
+        let mut pk = Packet::new(Kind::Fcp);
+        pk.prio = vl;
+        pk.size = FCP_BYTES as u32;
+        let idx = self.arena.alloc(pk);
+        self.ports[port as usize]
+            .ctrl
+            .push_back(&mut self.arena, idx);
+        // Not `try_send`: this may run in the middle of a dequeue on this very port.
+        self.schedule_wake(port, self.now);
+    }
+
+    /// The FCP `pkt` leaves `port` now: it carries the port's values of this moment.
+    pub(super) fn fcp_leaves(&mut self, port: u32, pkt: u32) {
+        let vl = self.arena.get(pkt).prio;
+        if let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc {
+            let (fctbs, fccl) = c.send_fcp(vl);
+            self.arena.get_mut(pkt).seq = fcp_seq(fctbs, fccl);
+        }
+    }
+
+    /// The FCP `pkt` waiting on `port` was dropped with its link.
+    pub(super) fn fcp_lost(&mut self, port: u32, pkt: u32) {
+        let vl = self.arena.get(pkt).prio;
+        if let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc {
+            c.fcp_lost(vl);
+        }
+        self.arena.free(pkt);
+    }
+
+    /// The peer's FCP arrived at `port`: adopt its FCTBS, take its limit, and look again if
+    /// that lifted a block.
+    pub(super) fn receive_fcp(&mut self, port: u32, pkt: u32) {
+        let pk = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let (fctbs, fccl) = ((pk.seq >> 16) as u16 & 0x0fff, pk.seq as u16 & 0x0fff);
+        let now = self.now;
+        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+            debug_assert!(false, "an FCP arrived on a PFC link");
+            return;
+        };
+        if c.on_fcp(now, pk.prio, fctbs, fccl) {
+            self.schedule_wake(port, now);
+        }
+    }
+
+    /// Whether `port` is an end of a credit link.
+    pub(super) fn is_credit_port(&self, port: u32) -> bool {
+        matches!(self.ports[port as usize].fc, LinkFlowControl::Credit(_))
+    }
+}
+
+impl Simulation {
+    /// The blocks each credit ingress (port, VL) of switch `i` holds equal the blocks of
+    /// the frames queued at the switch that came in through it.
+    pub(super) fn check_credit_buffers(&self, i: u32) -> Result<(), String> {
+        if !self.credit_links {
+            return Ok(());
+        }
+        let s = &self.switches[i as usize];
+        let mut held = vec![[0u32; headroom_mech::credit::MAX_VLS]; s.ports().len()];
+        for gp in s.ports() {
+            let LinkFlowControl::Credit(c) = &self.ports[gp as usize].fc else {
+                continue;
+            };
+            for q in &self.ports[gp as usize].queues {
+                for pkt in q.fifo.iter(&self.arena) {
+                    let pk = self.arena.get(pkt);
+                    let blocks = u32::from(c.blocks(u64::from(pk.size)));
+                    held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
+                }
+            }
+        }
+        for (local, gp) in s.ports().enumerate() {
+            let LinkFlowControl::Credit(c) = &self.ports[gp as usize].fc else {
+                continue;
+            };
+            for vl in 0..c.vls() {
+                let counted = c.rx(vl).held();
+                let queued = held[local][usize::from(vl)];
+                if counted != queued {
+                    return Err(format!(
+                        "switch {} port {local} VL {vl}: credit receiver holds {counted} \
+                         blocks, its queued frames {queued}",
+                        s.node
+                    ));
+                }
+                if counted > c.capacity(vl) {
+                    return Err(format!(
+                        "switch {} port {local} VL {vl}: holds {counted} blocks of {}",
+                        s.node,
+                        c.capacity(vl)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At the end of a run whose frames have all arrived: every credit receiver holds
+    /// nothing, has counted every block its peer sent, and would grant the peer its whole
+    /// buffer (at most 2048 blocks) with its next update. `Err` names the first link end
+    /// where credit leaked or was counted twice.
+    pub fn check_credits_drained(&self) -> Result<(), String> {
+        for (gp, port) in self.ports.iter().enumerate() {
+            let (LinkFlowControl::Credit(tx), LinkFlowControl::Credit(rx)) =
+                (&port.fc, &self.ports[port.peer as usize].fc)
+            else {
+                continue;
+            };
+            for vl in 0..tx.vls() {
+                let r = rx.rx(vl);
+                let sent = tx.tx(vl).fctbs();
+                let cap = rx
+                    .capacity(vl)
+                    .min(u32::from(headroom_mech::credit::MAX_OUTSTANDING));
+                let grant = r.limit(rx.capacity(vl).saturating_sub(r.held()));
+                let grantable = u32::from(grant.wrapping_sub(sent) & 0x0fff);
+                if r.held() != 0 || r.abr() != sent || grantable != cap {
+                    return Err(format!(
+                        "port {gp} (node {}) VL {vl}: sent {sent} blocks; its peer counted {}, \
+                         holds {} and would grant {grantable} of {cap}",
+                        port.node,
+                        r.abr(),
+                        r.held()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

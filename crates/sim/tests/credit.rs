@@ -1,0 +1,162 @@
+//! Credit links (cbfc.md "what the project must show"): lossless by construction for any
+//! VL buffer of at least one frame, credits conserved (every receiver's held blocks are its
+//! queued frames' while running; at the end nothing is held and every transmitter would get
+//! its receiver's whole buffer back), and the credit loop limits one flow to
+//! `buffer / loop time`.
+
+use headroom_mech::units::{Rate, Time};
+use headroom_sim::config::{CcConfig, FlowControlKind, SimConfig};
+use headroom_sim::net::Simulation;
+use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::topology::{builders, NodeId};
+use headroom_sim::workload::generators;
+use proptest::prelude::*;
+
+const RATE: Rate = Rate::from_gbps(100);
+
+/// Runs `cfg` checking the invariants every `step`, then that credits drained.
+fn run_checked(cfg: SimConfig, step: Time) -> RunResults {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    let mut t = Time::ZERO;
+    loop {
+        t += step;
+        let ended = sim.run_until(t);
+        sim.check_invariants()
+            .unwrap_or_else(|e| panic!("at {}: {e}", sim.now()));
+        if ended {
+            break;
+        }
+    }
+    sim.check_credits_drained()
+        .unwrap_or_else(|e| panic!("credits after the run: {e}"));
+    sim.finish()
+}
+
+/// A `senders`:1 incast of `size` bytes each on a star, on credit links.
+fn incast(senders: usize, size: u64) -> SimConfig {
+    let topo = builders::star(senders + 1, RATE, Time::from_us(1)).expect("star");
+    let from: Vec<NodeId> = (1..=senders as u32).map(NodeId).collect();
+    let flows = generators::incast(&from, NodeId(0), size, Time::ZERO, None, 3).expect("incast");
+    let mut cfg = SimConfig::new(topo, flows);
+    cfg.fabric.kind = FlowControlKind::Credit;
+    cfg.switch.buffer_bytes = 32 << 20;
+    cfg
+}
+
+fn assert_lossless(r: &RunResults, what: &str) {
+    assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone), "{what}");
+    assert!(
+        r.lossless_drops.is_empty(),
+        "{what}: {:?}",
+        r.lossless_drops
+    );
+    assert_eq!(r.drops.values().sum::<u64>(), 0, "{what}: {:?}", r.drops);
+}
+
+#[test]
+fn an_incast_behind_a_credit_switch_loses_nothing_and_leaks_no_credit() {
+    let mut cfg = incast(16, 256 << 10);
+    cfg.host.cc = CcConfig::None;
+    let r = run_checked(cfg, Time::from_us(3));
+    assert_lossless(&r, "16:1 incast");
+    // The receiver's link was the bottleneck: 16 × 256 KiB at 100 Gb/s take 336 us.
+    assert!(r.end_time > Time::from_us(336), "{}", r.end_time);
+    // Credits held every sender's VL buffer at 128 KiB: at most 120 frames of 1,048 bytes
+    // (17 blocks of 64 bytes each), which the MMU stores in 14 cells of 80 bytes.
+    let frames = (128u64 << 10) / (17 * 64);
+    let most = 16 * frames * 14 * 80;
+    let peak = r.switches[0].peak_bytes;
+    assert!(peak <= most, "peak {peak} > {most}");
+    assert!(
+        peak * 100 >= most * 95,
+        "the VL buffers filled: peak {peak} of {most}"
+    );
+}
+
+#[test]
+fn the_same_incast_under_pfc_pauses_where_credits_withhold() {
+    let mut pfc = incast(4, 256 << 10);
+    pfc.fabric.kind = FlowControlKind::Pfc;
+    pfc.switch.buffer_bytes = 1 << 20;
+    let r = Simulation::new(pfc).expect("valid").run();
+    assert_lossless(&r, "pfc");
+    assert!(r.ports.iter().any(|p| p.pause_sent.iter().sum::<u32>() > 0));
+    let credit = run_checked(incast(4, 256 << 10), Time::from_us(5));
+    assert_lossless(&credit, "credit");
+    assert!(credit
+        .ports
+        .iter()
+        .all(|p| p.pause_sent.iter().sum::<u32>() == 0));
+}
+
+/// One flow from host 0 to host 1 through one switch, with a VL buffer of `vl_buffer`
+/// bytes and credit updates every `period`; its FCT.
+fn one_flow(vl_buffer: u64, period: Time, size: u64) -> (Time, Time) {
+    let topo = builders::star(2, RATE, Time::from_us(1)).expect("star");
+    let flows =
+        generators::incast(&[NodeId(0)], NodeId(1), size, Time::ZERO, None, 0).expect("one flow");
+    let mut cfg = SimConfig::new(topo, flows);
+    cfg.host.cc = CcConfig::None;
+    cfg.fabric.kind = FlowControlKind::Credit;
+    cfg.fabric.credit.vls = 1;
+    cfg.fabric.credit.vl_buffer = vl_buffer;
+    cfg.fabric.credit.update_period = Some(period);
+    cfg.host.ack_prio = 0;
+    cfg.host.ack_pause_class = 0;
+    let r = run_checked(cfg, Time::from_us(50));
+    assert_lossless(&r, "one flow");
+    let f = &r.flows[0];
+    (f.finish.expect("finished") - f.start, f.ideal_fct)
+}
+
+#[test]
+fn one_flow_runs_at_line_rate_with_a_buffer_above_the_credit_loop() {
+    // Loop: 2 us round trip + 1 us update period + a frame: about 3.1 us, 39 KB at
+    // 100 Gb/s. 128 KiB is well above it.
+    let (fct, ideal) = one_flow(128 << 10, Time::from_us(1), 4 << 20);
+    let ratio = fct.as_secs_f64() / ideal.as_secs_f64();
+    assert!(ratio < 1.02, "FCT {fct} ideal {ideal}");
+}
+
+#[test]
+fn one_flow_is_held_to_buffer_over_loop_time_below_it() {
+    // 16 KiB per loop of about 3.1 us: about 42 Gb/s, well below line rate.
+    let (fct, ideal) = one_flow(16 << 10, Time::from_us(1), 4 << 20);
+    let ratio = fct.as_secs_f64() / ideal.as_secs_f64();
+    assert!(ratio > 1.8, "FCT {fct} ideal {ideal}");
+    // More buffer, faster.
+    let (bigger, _) = one_flow(32 << 10, Time::from_us(1), 4 << 20);
+    assert!(bigger < fct, "{bigger} vs {fct}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Any VL buffer that holds one largest frame, any number of VLs, update period and
+    /// threshold: no drop, every flow done, no credit leaked.
+    #[test]
+    fn credits_are_lossless_for_any_buffer_of_one_frame(
+        buffer in 1_100u64..40_000,
+        vls in prop::sample::select(vec![1u8, 2, 4, 8]),
+        period_ns in 50u64..5_000,
+        threshold in prop::option::of(0u64..20_000),
+        senders in 1usize..6,
+        size in 1_000u64..200_000,
+    ) {
+        let mut cfg = incast(senders, size);
+        cfg.host.cc = CcConfig::None;
+        cfg.fabric.credit.vls = vls;
+        cfg.fabric.credit.vl_buffer = buffer;
+        cfg.fabric.credit.update_period = Some(Time::from_ns(period_ns));
+        cfg.fabric.credit.update_threshold = threshold;
+        cfg.host.ack_prio = vls - 1;
+        cfg.host.ack_pause_class = vls - 1;
+        for f in &mut cfg.flows {
+            f.prio %= vls;
+        }
+        let r = run_checked(cfg, Time::from_us(7));
+        prop_assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone));
+        prop_assert!(r.lossless_drops.is_empty());
+        prop_assert_eq!(r.drops.values().sum::<u64>(), 0);
+    }
+}
