@@ -841,3 +841,39 @@ fn tcd_detectors_and_their_parameters() {
         "\"hold-restart-alpha\"",
     );
 }
+
+#[test]
+fn credit_fabric_errors_name_their_field() {
+    check(
+        &format!("{BASE}\n[fabric]\nkind = \"infiniband\"\n"),
+        "fabric.kind",
+        "unknown flow control `infiniband` (expected pfc or credit)",
+        "\"infiniband\"",
+    );
+    let credit = format!("{BASE}\n[fabric]\nkind = \"credit\"\n[fabric.credit]\n");
+    check(
+        &format!("{credit}vls = 3\n"),
+        "fabric.credit.vls",
+        "3 VLs; must be 1, 2, 4 or 8",
+        "3",
+    );
+    check(
+        &format!("{credit}vl_buffer = \"1KiB\"\n"),
+        "fabric.credit.vl_buffer",
+        "1024 bytes hold no largest frame (1048 bytes)",
+        "\"1KiB\"",
+    );
+    // The incast's flows use priority 3: two VLs have none for it.
+    check(
+        &format!("{credit}vls = 2\n"),
+        "fabric.credit.vls",
+        "flow 0 uses priority 3, which has no VL (2 VLs)",
+        "2",
+    );
+    check(
+        &format!("{credit}update_period = \"0us\"\n"),
+        "fabric.credit.update_period",
+        "",
+        "\"0us\"",
+    );
+}

@@ -12,16 +12,14 @@ pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<(
     let mut t = f.table(cx)?;
     t.check_keys(cx, &["kind", "credit"])?;
     if let Some(x) = t.get(cx, "kind") {
-        fabric.kind = match x.str(cx)? {
-            "pfc" => FlowControlKind::Pfc,
-            "credit" => FlowControlKind::Credit,
-            other => {
-                return Err(x.err(
-                    cx,
-                    format!("unknown flow control `{other}` (expected pfc or credit)"),
-                ))
-            }
-        };
+        fabric.kind = x.choice(
+            cx,
+            "flow control",
+            &[
+                ("pfc", FlowControlKind::Pfc),
+                ("credit", FlowControlKind::Credit),
+            ],
+        )?;
     }
     if let Some(x) = t.get(cx, "credit") {
         let c = &mut fabric.credit;

@@ -402,6 +402,22 @@ impl<'a> Fld<'a> {
         }
     }
 
+    /// A string naming one of `options`: the value it names, or an error that lists the
+    /// names ("unknown `what` `x` (expected a, b or c)").
+    pub(super) fn choice<T: Clone>(&self, cx: &Cx, what: &str, options: &[(&str, T)]) -> Res<T> {
+        let s = self.str(cx)?;
+        if let Some((_, v)) = options.iter().find(|(name, _)| *name == s) {
+            return Ok(v.clone());
+        }
+        let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
+        let expected = match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        Err(self.err(cx, format!("unknown {what} `{s}` (expected {expected})")))
+    }
+
     pub(super) fn int(&self, cx: &Cx) -> Res<i64> {
         match &self.node.v {
             V::Int(i) => Ok(*i),

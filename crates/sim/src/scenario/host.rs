@@ -63,16 +63,11 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
         h.cnp_interval = x.time(cx)?;
     }
     if let Some(x) = t.get(cx, "cnp_mode") {
-        h.cnp_mode = match x.str(cx)? {
-            "paced" => CnpMode::Paced,
-            "poll" => CnpMode::Poll,
-            other => {
-                return Err(x.err(
-                    cx,
-                    format!("unknown CNP mode `{other}` (expected paced or poll)"),
-                ))
-            }
-        };
+        h.cnp_mode = x.choice(
+            cx,
+            "CNP mode",
+            &[("paced", CnpMode::Paced), ("poll", CnpMode::Poll)],
+        )?;
     }
     if let Some(x) = t.get(cx, "rto") {
         h.rto = x.positive_time(cx)?;
@@ -330,16 +325,11 @@ fn parse_cc(cx: &Cx, f: &Fld, mtu_payload: u64) -> Res<CcConfig> {
 
 fn parse_powertcp(cx: &Cx, t: &mut super::fields::Tbl) -> Res<PowerTcpConfig> {
     let mode = match t.get(cx, "mode") {
-        Some(m) => match m.str(cx)? {
-            "int" => PowerTcpMode::Int,
-            "delay" => PowerTcpMode::Delay,
-            other => {
-                return Err(m.err(
-                    cx,
-                    format!("unknown mode `{other}` (expected int or delay)"),
-                ))
-            }
-        },
+        Some(m) => m.choice(
+            cx,
+            "mode",
+            &[("int", PowerTcpMode::Int), ("delay", PowerTcpMode::Delay)],
+        )?,
         None => PowerTcpMode::Int,
     };
     let mut d = PowerTcpConfig::for_mode(mode);
@@ -374,29 +364,25 @@ fn parse_powertcp(cx: &Cx, t: &mut super::fields::Tbl) -> Res<PowerTcpConfig> {
 
 fn parse_dcqcn(cx: &Cx, t: &mut super::fields::Tbl) -> Res<DcqcnConfig> {
     let mut d = match t.get(cx, "preset") {
-        Some(p) => match p.str(cx)? {
-            "hpcc" => DcqcnConfig::default(),
-            "paper" => DcqcnConfig::paper(),
-            other => {
-                return Err(p.err(
-                    cx,
-                    format!("unknown preset `{other}` (expected hpcc or paper)"),
-                ))
-            }
-        },
+        Some(p) => p.choice(
+            cx,
+            "preset",
+            &[
+                ("hpcc", DcqcnConfig::default()),
+                ("paper", DcqcnConfig::paper()),
+            ],
+        )?,
         None => DcqcnConfig::default(),
     };
     if let Some(x) = t.get(cx, "variant") {
-        d.variant = match x.str(cx)? {
-            "mellanox" => DcqcnVariant::Mellanox,
-            "paper" => DcqcnVariant::Paper,
-            other => {
-                return Err(x.err(
-                    cx,
-                    format!("unknown variant `{other}` (expected mellanox or paper)"),
-                ))
-            }
-        };
+        d.variant = x.choice(
+            cx,
+            "variant",
+            &[
+                ("mellanox", DcqcnVariant::Mellanox),
+                ("paper", DcqcnVariant::Paper),
+            ],
+        )?;
     }
     if let Some(x) = t.get(cx, "g") {
         d.g = fraction(cx, &x, true)?;

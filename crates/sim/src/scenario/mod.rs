@@ -453,16 +453,14 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
     config.seed = seed;
     config.stop_time = stop_time;
     if let Some(f) = top.get(cx, "routing") {
-        config.routing = match f.str(cx)? {
-            "shortest-path" => RoutingKind::ShortestPath,
-            "spanning-tree" => RoutingKind::SpanningTree,
-            other => {
-                return Err(f.err(
-                    cx,
-                    format!("unknown routing `{other}` (expected shortest-path or spanning-tree)"),
-                ))
-            }
-        };
+        config.routing = f.choice(
+            cx,
+            "routing",
+            &[
+                ("shortest-path", RoutingKind::ShortestPath),
+                ("spanning-tree", RoutingKind::SpanningTree),
+            ],
+        )?;
     }
     if let Some(f) = top.get(cx, "deadlock_detection") {
         config.deadlock_detection = match &f.node.v {

@@ -38,16 +38,7 @@ pub(super) fn parse_output(
         out.plots = x.boolean(cx)?;
     }
     if let Some(x) = t.get(cx, "compat") {
-        out.compat_hpcc = match x.str(cx)? {
-            "hpcc" => true,
-            "none" => false,
-            other => {
-                return Err(x.err(
-                    cx,
-                    format!("unknown compat format `{other}` (expected hpcc or none)"),
-                ))
-            }
-        };
+        out.compat_hpcc = x.choice(cx, "compat format", &[("hpcc", true), ("none", false)])?;
     }
     Ok(())
 }

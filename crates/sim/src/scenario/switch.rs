@@ -55,16 +55,14 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         ],
     )?;
     if let Some(f) = t.get(cx, "admission") {
-        sw.admission = match f.str(cx)? {
-            "first-bit" => Admission::FirstBit,
-            "last-bit" => Admission::LastBit,
-            other => {
-                return Err(f.err(
-                    cx,
-                    format!("unknown admission point `{other}` (expected first-bit or last-bit)"),
-                ))
-            }
-        };
+        sw.admission = f.choice(
+            cx,
+            "admission point",
+            &[
+                ("first-bit", Admission::FirstBit),
+                ("last-bit", Admission::LastBit),
+            ],
+        )?;
     }
     if let Some(f) = t.get(cx, "buffer") {
         sw.buffer_bytes = f.positive_bytes(cx)?;
@@ -82,16 +80,14 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     sw.headroom = parse_headroom(cx, &mut t)?;
     if let Some(f) = t.get(cx, "reservation") {
-        sw.reservation = match f.str(cx)? {
-            "per-pg" => Reservation::PerPg,
-            "per-port" => Reservation::PerPort,
-            other => {
-                return Err(f.err(
-                    cx,
-                    format!("unknown reservation `{other}` (expected per-pg or per-port)"),
-                ))
-            }
-        };
+        sw.reservation = f.choice(
+            cx,
+            "reservation",
+            &[
+                ("per-pg", Reservation::PerPg),
+                ("per-port", Reservation::PerPort),
+            ],
+        )?;
     }
     parse_scheme(cx, &mut t, sw)?;
     if let Some(f) = t.get(cx, "ports") {
@@ -158,16 +154,14 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             None => wd.detection.min(wd.restoration),
         };
         if let Some(a) = w.get(cx, "action") {
-            wd.action = match a.str(cx)? {
-                "drop" => WatchdogAction::Drop,
-                "forward" => WatchdogAction::Forward,
-                other => {
-                    return Err(a.err(
-                        cx,
-                        format!("unknown watchdog action `{other}` (expected drop or forward)"),
-                    ))
-                }
-            };
+            wd.action = a.choice(
+                cx,
+                "watchdog action",
+                &[
+                    ("drop", WatchdogAction::Drop),
+                    ("forward", WatchdogAction::Forward),
+                ],
+            )?;
         }
         sw.watchdog = Some(wd);
     }
@@ -175,16 +169,14 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         let mut p = f.table(cx)?;
         p.check_keys(cx, &["mode", "quanta", "response"])?;
         if let Some(m) = p.get(cx, "mode") {
-            sw.pfc = match m.str(cx)? {
-                "explicit-resume" => PfcConfig::explicit_resume_mode(),
-                "refresh" => PfcConfig::refresh_mode(MAX_QUANTA),
-                other => {
-                    return Err(m.err(
-                        cx,
-                        format!("unknown PFC mode `{other}` (expected explicit-resume or refresh)"),
-                    ))
-                }
-            };
+            sw.pfc = m.choice(
+                cx,
+                "PFC mode",
+                &[
+                    ("explicit-resume", PfcConfig::explicit_resume_mode()),
+                    ("refresh", PfcConfig::refresh_mode(MAX_QUANTA)),
+                ],
+            )?;
         }
         if let Some(q) = p.get(cx, "quanta") {
             // 1..=65535 fits in u16.
@@ -229,16 +221,14 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             sw.ecn.enabled = x.boolean(cx)?;
         }
         if let Some(x) = e.get(cx, "point") {
-            sw.ecn.point = match x.str(cx)? {
-                "dequeue" => EcnPoint::Dequeue,
-                "enqueue" => EcnPoint::Enqueue,
-                other => {
-                    return Err(x.err(
-                        cx,
-                        format!("unknown marking point `{other}` (expected dequeue or enqueue)"),
-                    ))
-                }
-            };
+            sw.ecn.point = x.choice(
+                cx,
+                "marking point",
+                &[
+                    ("dequeue", EcnPoint::Dequeue),
+                    ("enqueue", EcnPoint::Enqueue),
+                ],
+            )?;
         }
         if let Some(r) = parse_red(cx, &mut e)? {
             sw.ecn.red = Some(r);
