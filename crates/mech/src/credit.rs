@@ -280,6 +280,11 @@ impl CreditPort {
         self.vls
     }
 
+    /// Bytes per block.
+    pub fn block_bytes(&self) -> u32 {
+        self.block
+    }
+
     /// Blocks a frame of `bytes` occupies on this link.
     pub fn blocks(&self, bytes: u64) -> u16 {
         blocks(bytes, self.block)

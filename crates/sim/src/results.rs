@@ -108,6 +108,14 @@ pub struct PortStats {
     pub tx_bytes: u64,
     /// Largest egress queue, bytes, per priority.
     pub peak_queue: [u64; 8],
+    /// Time this port's transmitter had a frame waiting for credit, per VL (credit links;
+    /// zero on PFC links).
+    pub credit_blocked_time: [Time; 8],
+    /// Credit updates (flow-control packets) this port sent.
+    pub credit_updates: u64,
+    /// Most bytes (whole blocks) this port's receive buffer held at once, per VL (credit
+    /// links).
+    pub credit_peak_bytes: [u64; 8],
 }
 
 impl PortStats {

@@ -1055,11 +1055,23 @@ impl Simulation {
                 tx_frames: p.tx_frames,
                 tx_bytes: p.tx_bytes,
                 peak_queue: p.queues.map(|q| u64::from(q.peak)),
+                credit_blocked_time: [Time::ZERO; 8],
+                credit_updates: 0,
+                credit_peak_bytes: [0; 8],
             };
             if let Some(timers) = p.fc.pfc_mut() {
                 for prio in 0..8u8 {
                     st.paused_time[usize::from(prio)] = timers.paused_time(now, prio);
                 }
+            }
+            if let Some(c) = p.fc.credit() {
+                let block = u64::from(c.block_bytes());
+                for vl in 0..c.vls() {
+                    let v = usize::from(vl);
+                    st.credit_blocked_time[v] = c.tx(vl).blocked_time(now);
+                    st.credit_peak_bytes[v] = u64::from(c.rx(vl).peak()) * block;
+                }
+                st.credit_updates = c.fcp_sent().iter().sum();
             }
             ports.push(st);
         }

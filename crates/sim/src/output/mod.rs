@@ -29,7 +29,7 @@
 //!   directory (`.<name>.tmp`) and renamed into place only once all files have been written,
 //!   so a failed write leaves no half-written file under a final name.
 
-use crate::config::SimConfig;
+use crate::config::{FlowControlKind, SimConfig};
 use crate::results::{
     ByteLedger, FlowRecord, PfcRecord, PgPeaks, PortStats, RunResults, StopReason,
 };
@@ -129,6 +129,8 @@ pub struct Summary {
     pub throughput: ThroughputSummary,
     /// PFC activity.
     pub pfc: PfcSummary,
+    /// Credit activity (zeros on PFC links).
+    pub credit: CreditSummary,
     /// Packet drops.
     pub drops: DropSummary,
     /// Buffer use per switch, by node id.
@@ -162,6 +164,8 @@ pub struct ConfigSummary {
     pub congestion_control: String,
     /// Headroom scheme of the switches: `"sih"`, `"shp"` or `"dsh"`.
     pub headroom_scheme: String,
+    /// How links keep the fabric lossless: `"pfc"` or `"credit"`.
+    pub flow_control: String,
     /// Configured stop time, ns, if any.
     pub stop_time_ns: Option<f64>,
 }
@@ -259,6 +263,19 @@ pub struct PfcPortSummary {
     pub pause_episodes: u32,
     /// Those that stopped upstream traffic headed to another egress than the congested one.
     pub victim_pauses: u32,
+}
+
+/// Credit activity of credit links.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CreditSummary {
+    /// Credit updates (flow-control packets) sent by all ports.
+    pub updates: u64,
+    /// Time transmitters had a frame waiting for credit, summed over (port, VL), ns.
+    pub blocked_ns: f64,
+    /// (port, VL) pairs that waited for credit at some point.
+    pub blocked_vls: u64,
+    /// Most bytes one switch input (port, VL) held at once.
+    pub peak_input_vl_bytes: u64,
 }
 
 /// PFC activity.
@@ -483,6 +500,8 @@ fn stop_reason(results: &RunResults) -> (String, Option<String>) {
 pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) -> Summary {
     let topo = &cfg.topology;
     let hosts = topo.nodes.iter().filter(|k| **k == NodeKind::Host).count();
+    // The switch parameters the run used (a credit fabric reserves VL buffers instead).
+    let switch = cfg.fabric.switch(&cfg.switch);
     let config = ConfigSummary {
         seed: cfg.seed,
         hosts,
@@ -490,9 +509,14 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         links: topo.links.len(),
         switch_buffer_bytes: cfg.switch.buffer_bytes,
         lossless_priorities: (0..8u8)
-            .filter(|p| cfg.switch.lossless & (1 << p) != 0)
+            .filter(|p| switch.lossless & (1 << p) != 0)
             .collect(),
-        headroom_scheme: cfg.switch.scheme.name().to_string(),
+        headroom_scheme: switch.scheme.name().to_string(),
+        flow_control: match cfg.fabric.kind {
+            FlowControlKind::Pfc => "pfc",
+            FlowControlKind::Credit => "credit",
+        }
+        .to_string(),
         congestion_control: cfg.host.cc.name().into(),
         stop_time_ns: cfg.stop_time.map(ns_f64),
     };
@@ -585,6 +609,28 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             victim_pauses: p.port_victim_pauses,
         })
         .collect();
+    let credit = CreditSummary {
+        updates: results.ports.iter().map(|p| p.credit_updates).sum(),
+        blocked_ns: results
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_blocked_time)
+            .map(ns_f64)
+            .sum(),
+        blocked_vls: results
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_blocked_time)
+            .filter(|t| *t > Time::ZERO)
+            .count() as u64,
+        peak_input_vl_bytes: results
+            .ports
+            .iter()
+            .filter(|p| topo.nodes.get(p.node as usize) == Some(&NodeKind::Switch))
+            .flat_map(|p| p.credit_peak_bytes)
+            .max()
+            .unwrap_or(0),
+    };
     let pfc = PfcSummary {
         pause_frames,
         resume_frames,
@@ -671,6 +717,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         fct,
         throughput,
         pfc,
+        credit,
         drops,
         switches,
         marking: MarkingSummary::of(results, cfg),

@@ -1,0 +1,197 @@
+//! Checks of a [`SimConfig`] before anything is built from it: flows between existing
+//! hosts, parameters in their ranges, the fabric's flow control, and every switch's
+//! reservations fitting its buffer (the MMU the run would build accepts them).
+
+use super::{ConfigError, FlowControlKind, SimConfig};
+use crate::topology::NodeKind;
+use headroom_mech::buffer::mmu::Mmu;
+use headroom_mech::units::{Rate, Time};
+use std::collections::BTreeMap;
+
+impl SimConfig {
+    /// Checks the invariants listed in the documentation of [`crate::config`].
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.topology.validate()?;
+        let n = self.topology.nodes.len();
+        for (index, f) in self.flows.iter().enumerate() {
+            let bad = |reason: String| Err(ConfigError::Flow { index, reason });
+            for (what, node) in [("src", f.src), ("dst", f.dst)] {
+                if node.index() >= n {
+                    return bad(format!("{what} {} does not exist ({n} nodes)", node.0));
+                }
+                if self.topology.nodes[node.index()] != NodeKind::Host {
+                    return bad(format!("{what} {} is a switch, not a host", node.0));
+                }
+            }
+            if f.src == f.dst {
+                return bad(format!("src and dst are the same host {}", f.src.0));
+            }
+            if f.prio >= 8 {
+                return bad(format!("priority {} is not in 0..8", f.prio));
+            }
+            if f.size == 0 {
+                return bad("size is 0".into());
+            }
+        }
+        let param = |field, reason: &str| {
+            Err(ConfigError::Parameter {
+                field,
+                reason: reason.into(),
+            })
+        };
+        if self.host.mtu_payload == 0 {
+            return param("host.mtu_payload", "must be > 0");
+        }
+        if let Err(reason) = self.switch.ecn.validate() {
+            return param("switch.ecn.detector", reason);
+        }
+        // The engine's frame sizes are 32-bit (`Packet::size`).
+        let frame_limit = u64::from(u32::MAX);
+        if self
+            .host
+            .mtu_payload
+            .checked_add(self.host.header_bytes)
+            .is_none_or(|b| b > frame_limit)
+        {
+            return param(
+                "host.mtu_payload",
+                "with the header, a data frame must be below 4 GiB",
+            );
+        }
+        if self.host.ack_bytes > frame_limit {
+            return param("host.ack_bytes", "must be below 4 GiB");
+        }
+        if self.host.cnp_bytes > frame_limit {
+            return param("host.cnp_bytes", "must be below 4 GiB");
+        }
+        if self.host.ack_prio >= 8 {
+            return param("host.ack_prio", "must be in 0..8");
+        }
+        if self.host.ack_pause_class >= 8 {
+            return param("host.ack_pause_class", "must be in 0..8");
+        }
+        if self.switch.cell_bytes == 0 {
+            return param("switch.cell_bytes", "must be > 0");
+        }
+        if self.switch.buffer_bytes > u64::from(u32::MAX) {
+            // Queue byte counters are 32-bit, which keeps a port's queues on one cache line.
+            return param("switch.buffer_bytes", "must be below 4 GiB");
+        }
+        if self.switch.scheduler.quantum == 0 {
+            return param("switch.scheduler.quantum", "must be > 0");
+        }
+        if self.switch.scheduler.quantum > frame_limit {
+            // Below 4 GiB, a quantum times a 32-bit weight fits the 64-bit DWRR deficit.
+            return param("switch.scheduler.quantum", "must be below 4 GiB");
+        }
+        if !self.link_failures.is_empty() && self.stop_time.is_none() {
+            return param(
+                "stop_time",
+                "link failures need a stop time (flows cut off from their destination never finish)",
+            );
+        }
+        for (i, f) in self.link_failures.iter().enumerate() {
+            let joins = |l: &crate::topology::LinkSpec| {
+                (l.a == f.a && l.b == f.b) || (l.a == f.b && l.b == f.a)
+            };
+            if !self.topology.links.iter().any(joins) {
+                return Err(ConfigError::Parameter {
+                    field: "link_failures",
+                    reason: format!("failure {i}: no link joins nodes {} and {}", f.a.0, f.b.0),
+                });
+            }
+        }
+        if let Some(b) = &self.host.nic_buffer {
+            if !(b.xon < b.xoff && b.xoff <= b.size) {
+                return param("host.nic_buffer", "needs xon < xoff <= size");
+            }
+            if b.drain.bps() == 0 {
+                return param("host.nic_buffer.drain", "must be > 0");
+            }
+        }
+        if self.fabric.kind == FlowControlKind::Credit {
+            if self.host.nic_buffer.is_some() {
+                return param(
+                    "host.nic_buffer",
+                    "a NIC buffer paused by PFC has no place on credit links (hosts take what \
+                     they receive at once)",
+                );
+            }
+            if self.host.ack_pause_class != self.host.ack_prio {
+                return param(
+                    "host.ack_pause_class",
+                    "on credit links ACKs travel and wait on the VL of host.ack_prio",
+                );
+            }
+            let largest = self
+                .host
+                .largest_data_frame()
+                .max(self.host.ack_bytes)
+                .max(self.host.cnp_bytes);
+            let flows = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (format!("flow {i}"), f.prio));
+            let acks = std::iter::once(("host.ack_prio".to_string(), self.host.ack_prio));
+            self.fabric.validate(largest, flows.chain(acks))?;
+        }
+        self.validate_switches()?;
+        if self.stop_time.is_none() && self.flows.is_empty() {
+            return param(
+                "stop_time",
+                "no flows and no stop time: the run would never end",
+            );
+        }
+        Ok(())
+    }
+
+    /// Every switch's chip has a port for each of its links, and its buffer holds its
+    /// reservations (the MMU the run would build accepts them).
+    fn validate_switches(&self) -> Result<(), ConfigError> {
+        // Per switch, its links' rates and delays in link order: the port order of the run.
+        let mut ports: BTreeMap<usize, Vec<(Rate, Time)>> = BTreeMap::new();
+        for (node, kind) in self.topology.nodes.iter().enumerate() {
+            if *kind == NodeKind::Switch {
+                ports.insert(node, Vec::new());
+            }
+        }
+        for l in &self.topology.links {
+            for end in [l.a.index(), l.b.index()] {
+                if let Some(p) = ports.get_mut(&end) {
+                    p.push((l.rate, l.delay));
+                }
+            }
+        }
+        // Switches with the same ports have the same MMU: check each kind once (a chain or
+        // a fat tree has a few kinds and up to millions of switches).
+        let mut checked = std::collections::BTreeSet::new();
+        for (node, mine) in &ports {
+            if !checked.insert(mine) {
+                continue;
+            }
+            if let Some(chip) = self.switch.chip_ports.filter(|&c| c < mine.len()) {
+                return Err(ConfigError::Parameter {
+                    field: "switch.chip_ports",
+                    reason: format!(
+                        "{chip} ports are fewer than the {} links of switch {node}",
+                        mine.len()
+                    ),
+                });
+            }
+            Mmu::new(&self.mmu_config(mine)).map_err(|e| ConfigError::Parameter {
+                field: "switch.buffer_bytes",
+                reason: match self.fabric.kind {
+                    FlowControlKind::Pfc => format!("switch {node}: {e}"),
+                    // Where the private space comes from is not in [switch].
+                    FlowControlKind::Credit => format!(
+                        "switch {node}: {e} (on credit links every ingress port reserves \
+                         fabric.credit.vl_buffer for each of its {} VLs)",
+                        self.fabric.credit.vls
+                    ),
+                },
+            })?;
+        }
+        Ok(())
+    }
+}
