@@ -305,6 +305,13 @@ impl CreditPort {
         &self.rx[usize::from(vl)]
     }
 
+    /// The credit limit (FCCL) this end would advertise for `vl` now: what it has received
+    /// plus what its buffer can still take.
+    pub fn limit(&self, vl: u8) -> u16 {
+        let v = usize::from(vl);
+        self.rx[v].limit(self.capacity[v].saturating_sub(self.rx[v].held()))
+    }
+
     /// Blocks `vl`'s receive buffer holds ([`UNLIMITED`]: no limit).
     pub fn capacity(&self, vl: u8) -> u32 {
         self.capacity[usize::from(vl)]
@@ -361,8 +368,7 @@ impl CreditPort {
     pub fn send_fcp(&mut self, vl: u8) -> (u16, u16) {
         let v = usize::from(vl);
         self.queued &= !(1u8 << vl);
-        let free = self.capacity[v].saturating_sub(self.rx[v].held());
-        let values = (self.tx[v].fctbs(), self.rx[v].limit(free));
+        let values = (self.tx[v].fctbs(), self.limit(vl));
         self.last_sent[v] = values;
         self.freed[v] = 0;
         self.fcp_sent[v] += 1;
@@ -396,10 +402,9 @@ impl CreditPort {
         }
         self.next_update = None;
         let mut due = 0u8;
-        for v in 0..usize::from(self.vls) {
-            let free = self.capacity[v].saturating_sub(self.rx[v].held());
-            let values = (self.tx[v].fctbs(), self.rx[v].limit(free));
-            if values != self.last_sent[v] {
+        for vl in 0..self.vls {
+            let v = usize::from(vl);
+            if (self.tx[v].fctbs(), self.limit(vl)) != self.last_sent[v] {
                 due |= 1 << v;
             }
         }

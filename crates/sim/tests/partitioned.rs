@@ -13,8 +13,8 @@ use headroom_mech::cc::{DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, T
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, CnpMode, DetectorConfig, LinkFailure, NicBufferConfig, SchemeConfig,
-    ShpPool, SimConfig, WindowConfig,
+    Admission, CcConfig, CnpMode, DetectorConfig, FlowControlKind, LinkFailure, NicBufferConfig,
+    SchemeConfig, ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -168,6 +168,19 @@ fn scenario(seed: u64) -> SimConfig {
         };
         cfg.host.cc = CcConfig::PowerTcp(PowerTcpConfig::for_mode(mode));
         cfg.host.window = windowed;
+    }
+    // Credit links in place of PFC (drawn last too): FCPs cross parts as PFC frames do,
+    // update timers are each port's own events.
+    if d.chance(30) {
+        cfg.fabric.kind = FlowControlKind::Credit;
+        cfg.fabric.credit.vl_buffer = 2_000 + d.below(20_000);
+        cfg.fabric.credit.update_period = Some(Time::from_ns(100 + d.below(3_000)));
+        if d.chance(50) {
+            cfg.fabric.credit.update_threshold = Some(d.below(8_000));
+        }
+        // Every (port, VL) of the widest switch (8 ports) reserves its VL buffer.
+        cfg.switch.buffer_bytes = 4_000_000;
+        cfg.host.nic_buffer = None;
     }
     cfg
 }

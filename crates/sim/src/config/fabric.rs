@@ -6,9 +6,10 @@
 //! the identity) below the number of VLs.
 
 use super::{ConfigError, SwitchConfig};
-use headroom_mech::credit::{UpdatePolicy, MAX_VLS};
+use headroom_mech::credit::UpdatePolicy;
 use headroom_mech::units::{Rate, Time};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// How the links keep the fabric lossless.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -92,16 +93,18 @@ impl FabricConfig {
     /// The switch parameters a fabric of this kind runs with: a credit fabric reserves
     /// each (ingress port, VL) its VL buffer as private MMU space, needs no headroom (a
     /// credit port never pauses) and makes every VL lossless.
-    pub fn switch(&self, switch: &SwitchConfig) -> SwitchConfig {
-        let mut s = switch.clone();
-        if self.kind == FlowControlKind::Credit {
-            s.private_bytes = self.credit.vl_buffer;
-            s.headroom = super::HeadroomSizing::Fixed(0);
-            s.scheme = super::SchemeConfig::Sih;
-            s.reservation = super::Reservation::PerPg;
-            s.lossless = self.credit.vl_mask();
+    pub fn switch<'a>(&self, switch: &'a SwitchConfig) -> Cow<'a, SwitchConfig> {
+        match self.kind {
+            FlowControlKind::Pfc => Cow::Borrowed(switch),
+            FlowControlKind::Credit => Cow::Owned(SwitchConfig {
+                private_bytes: self.credit.vl_buffer,
+                headroom: super::HeadroomSizing::Fixed(0),
+                scheme: super::SchemeConfig::Sih,
+                reservation: super::Reservation::PerPg,
+                lossless: self.credit.vl_mask(),
+                ..switch.clone()
+            }),
         }
-        s
     }
 
     /// Checks the invariants of the module documentation; `largest_frame` is the largest
@@ -117,7 +120,7 @@ impl FabricConfig {
         let c = &self.credit;
         let param =
             |field: &'static str, reason: String| Err(ConfigError::Parameter { field, reason });
-        if ![1, 2, 4, 8].contains(&c.vls) || usize::from(c.vls) > MAX_VLS {
+        if ![1, 2, 4, 8].contains(&c.vls) {
             return param(
                 "fabric.credit.vls",
                 format!("{} VLs; must be 1, 2, 4 or 8", c.vls),

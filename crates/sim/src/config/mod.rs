@@ -669,12 +669,17 @@ impl HostConfig {
         }
     }
 
-    /// The largest data frame a host sends, without the wire's per-frame overhead: a full
+    /// A data frame carrying `payload` bytes, without the wire's per-frame overhead: the
     /// payload, the headers and any INT metadata.
-    pub fn largest_data_frame(&self) -> u64 {
-        self.mtu_payload
+    pub fn data_frame_bytes(&self, payload: u64) -> u64 {
+        payload
             .saturating_add(self.header_bytes)
             .saturating_add(self.int_bytes())
+    }
+
+    /// The largest data frame a host sends (a full payload).
+    pub fn largest_data_frame(&self) -> u64 {
+        self.data_frame_bytes(self.mtu_payload)
     }
 }
 
@@ -758,9 +763,6 @@ impl SimConfig {
     /// parameters as the fabric's kind of flow control shapes them
     /// ([`FabricConfig::switch`]).
     pub fn mmu_config(&self, ports: &[(Rate, Time)]) -> MmuConfig {
-        match self.fabric.kind {
-            FlowControlKind::Pfc => self.switch.mmu_config(ports),
-            FlowControlKind::Credit => self.fabric.switch(&self.switch).mmu_config(ports),
-        }
+        self.fabric.switch(&self.switch).mmu_config(ports)
     }
 }

@@ -19,11 +19,15 @@ use super::Simulation;
 use crate::engine::Event;
 use crate::results::LosslessDrop;
 use headroom_mech::credit::{Update, FCP_BYTES};
-use headroom_mech::flow_control::LinkFlowControl;
 
 /// `Packet::seq` of an FCP: FCTBS in bits 16..28, FCCL in bits 0..12.
 fn fcp_seq(fctbs: u16, fccl: u16) -> u64 {
     (u64::from(fctbs) << 16) | u64::from(fccl)
+}
+
+/// The (FCTBS, FCCL) an FCP's `seq` carries (see [`fcp_seq`]).
+fn fcp_values(seq: u64) -> (u16, u16) {
+    ((seq >> 16) as u16 & 0x0fff, seq as u16 & 0x0fff)
 }
 
 impl Simulation {
@@ -48,7 +52,7 @@ impl Simulation {
     /// A frame of VL `vl` and `bytes` was taken into the receive buffer of credit port
     /// `port` (no-op on a PFC port).
     pub(super) fn credit_received(&mut self, port: u32, vl: u8, bytes: u32) {
-        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
         let blocks = c.blocks(u64::from(bytes));
@@ -69,7 +73,7 @@ impl Simulation {
     /// on a PFC port).
     pub(super) fn credit_freed(&mut self, port: u32, vl: u8, bytes: u32) {
         let now = self.now;
-        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
         let blocks = c.blocks(u64::from(bytes));
@@ -91,7 +95,7 @@ impl Simulation {
     /// The credit update timer of `port` fired: queue an FCP for every VL with news.
     pub(super) fn credit_timer(&mut self, port: u32) {
         let now = self.now;
-        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
         let mut due = c.handle_timeout(now);
@@ -105,10 +109,11 @@ impl Simulation {
     /// Queues the FCP of `vl` on `port` unless one waits already.
     fn queue_fcp(&mut self, port: u32, vl: u8) {
         let p = &mut self.ports[port as usize];
-        let LinkFlowControl::Credit(c) = &mut p.fc else {
+        let up = p.up;
+        let Some(c) = p.fc.credit_mut() else {
             return;
         };
-        if !p.up || !c.queue_fcp(vl) {
+        if !up || !c.queue_fcp(vl) {
             return;
         }
         let mut pk = Packet::new(Kind::Fcp);
@@ -125,7 +130,7 @@ impl Simulation {
     /// The FCP `pkt` leaves `port` now: it carries the port's values of this moment.
     pub(super) fn fcp_leaves(&mut self, port: u32, pkt: u32) {
         let vl = self.arena.get(pkt).prio;
-        if let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc {
+        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
             let (fctbs, fccl) = c.send_fcp(vl);
             self.arena.get_mut(pkt).seq = fcp_seq(fctbs, fccl);
         }
@@ -134,7 +139,7 @@ impl Simulation {
     /// The FCP `pkt` waiting on `port` was dropped with its link.
     pub(super) fn fcp_lost(&mut self, port: u32, pkt: u32) {
         let vl = self.arena.get(pkt).prio;
-        if let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc {
+        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
             c.fcp_lost(vl);
         }
         self.arena.free(pkt);
@@ -145,9 +150,9 @@ impl Simulation {
     pub(super) fn receive_fcp(&mut self, port: u32, pkt: u32) {
         let pk = *self.arena.get(pkt);
         self.arena.free(pkt);
-        let (fctbs, fccl) = ((pk.seq >> 16) as u16 & 0x0fff, pk.seq as u16 & 0x0fff);
+        let (fctbs, fccl) = fcp_values(pk.seq);
         let now = self.now;
-        let LinkFlowControl::Credit(c) = &mut self.ports[port as usize].fc else {
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             debug_assert!(false, "an FCP arrived on a PFC link");
             return;
         };
@@ -158,7 +163,7 @@ impl Simulation {
 
     /// Whether `port` is an end of a credit link.
     pub(super) fn is_credit_port(&self, port: u32) -> bool {
-        matches!(self.ports[port as usize].fc, LinkFlowControl::Credit(_))
+        self.ports[port as usize].fc.credit().is_some()
     }
 }
 
@@ -172,19 +177,19 @@ impl Simulation {
         let s = &self.switches[i as usize];
         let mut held = vec![[0u32; headroom_mech::credit::MAX_VLS]; s.ports().len()];
         for gp in s.ports() {
-            let LinkFlowControl::Credit(c) = &self.ports[gp as usize].fc else {
-                continue;
-            };
             for q in &self.ports[gp as usize].queues {
                 for pkt in q.fifo.iter(&self.arena) {
                     let pk = self.arena.get(pkt);
-                    let blocks = u32::from(c.blocks(u64::from(pk.size)));
-                    held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
+                    let ingress = s.port(pk.in_port);
+                    if let Some(c) = self.ports[ingress as usize].fc.credit() {
+                        let blocks = u32::from(c.blocks(u64::from(pk.size)));
+                        held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
+                    }
                 }
             }
         }
         for (local, gp) in s.ports().enumerate() {
-            let LinkFlowControl::Credit(c) = &self.ports[gp as usize].fc else {
+            let Some(c) = self.ports[gp as usize].fc.credit() else {
                 continue;
             };
             for vl in 0..c.vls() {
@@ -215,8 +220,8 @@ impl Simulation {
     /// where credit leaked or was counted twice.
     pub fn check_credits_drained(&self) -> Result<(), String> {
         for (gp, port) in self.ports.iter().enumerate() {
-            let (LinkFlowControl::Credit(tx), LinkFlowControl::Credit(rx)) =
-                (&port.fc, &self.ports[port.peer as usize].fc)
+            let (Some(tx), Some(rx)) =
+                (port.fc.credit(), self.ports[port.peer as usize].fc.credit())
             else {
                 continue;
             };
@@ -226,8 +231,7 @@ impl Simulation {
                 let cap = rx
                     .capacity(vl)
                     .min(u32::from(headroom_mech::credit::MAX_OUTSTANDING));
-                let grant = r.limit(rx.capacity(vl).saturating_sub(r.held()));
-                let grantable = u32::from(grant.wrapping_sub(sent) & 0x0fff);
+                let grantable = u32::from(rx.limit(vl).wrapping_sub(sent) & 0x0fff);
                 if r.held() != 0 || r.abr() != sent || grantable != cap {
                     return Err(format!(
                         "port {gp} (node {}) VL {vl}: sent {sent} blocks; its peer counted {}, \

@@ -162,6 +162,11 @@ impl Flow {
         self.snd_nxt < self.size
     }
 
+    /// Payload of the flow's next packet: a full one, or what is left.
+    fn next_payload(&self, mtu_payload: u64) -> u64 {
+        (self.size - self.snd_nxt).min(mtu_payload)
+    }
+
     /// Whether the flow may not send now whatever the time: every byte sent, or the window
     /// full (it waits for an ACK, which calls the scheduler again).
     fn held(&self) -> bool {
@@ -293,10 +298,8 @@ impl Simulation {
                 continue;
             }
             let (flows, hc) = (&self.flows, &self.cfg.host);
-            let frame_bytes = || {
-                let fl = &flows[e.flow as usize];
-                (fl.size - fl.snd_nxt).min(hc.mtu_payload) + hc.header_bytes + hc.int_bytes()
-            };
+            let frame_bytes =
+                || hc.data_frame_bytes(flows[e.flow as usize].next_payload(hc.mtu_payload));
             match self.ports[port as usize].fc.gate(now, e.prio, frame_bytes) {
                 Gate::Open => {}
                 Gate::Until(t) => {
@@ -326,15 +329,14 @@ impl Simulation {
         let now = self.now;
         let hc = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
-        let int_bytes = hc.int_bytes();
         let fl = &mut self.flows[f as usize];
-        let payload = (fl.size - fl.snd_nxt).min(hc.mtu_payload);
+        let payload = fl.next_payload(hc.mtu_payload);
         let mut pk = Packet::new(Kind::Data);
         pk.prio = fl.prio;
         pk.flow = f;
         pk.seq = fl.snd_nxt;
         pk.payload = payload as u32;
-        pk.size = (payload + hc.header_bytes + int_bytes) as u32;
+        pk.size = hc.data_frame_bytes(payload) as u32;
         pk.src = fl.src;
         pk.dst = fl.dst;
         pk.hash = fl.hash;

@@ -6,14 +6,15 @@
 //! machine whose other core is busy the threads mostly wait for each other. The cores are
 //! looked at first (see [`Load`]): a run takes at most as many threads as there are cores
 //! nothing else wants, and none beside the first when there is no such core. The work per
-//! window is not known before the run, so [`Partitioned::auto`] measures it: both runs advance over the same simulated spans
-//! (each starting at the next event, doubling from a few windows; the threads always run
-//! their windows in parallel while probing). Once they have handled 200,000 events and
-//! [`PROBE_BUDGET`] of wall time has gone into them, or at once when the threads have been
-//! twice as slow as one for 2 ms over 20,000 events, or at the latest after eight budgets,
-//! or when the run ends, the slower one is dropped (a machine that becomes busy after the
-//! start is left to this measurement). Both simulate the same events with the same results, so the survivor simply continues; a probe that ends the run costs the
-//! loser's share of it, a longer run at most the budget.
+//! window is not known before the run, so [`Partitioned::auto`] measures it: both runs
+//! advance over the same simulated spans (each starting at the next event, doubling from a
+//! few windows; the threads always run their windows in parallel while probing). Once they
+//! have handled 200,000 events and [`PROBE_BUDGET`] of wall time has gone into them, or at
+//! once when the threads have been twice as slow as one for 2 ms over 20,000 events, or at
+//! the latest after eight budgets, or when the run ends, the slower one is dropped (a
+//! machine that becomes busy after the start is left to this measurement). Both simulate
+//! the same events with the same results, so the survivor simply continues; a probe that
+//! ends the run costs the loser's share of it, a longer run at most the budget.
 //!
 //! Invariants: the choice changes speed only, never results; while probing, both runs have
 //! handled exactly the events up to the same simulated time; the partitioned run is kept
@@ -108,11 +109,6 @@ impl Load {
     /// Cores nothing else wants.
     pub fn free_cores(self) -> usize {
         self.cores.saturating_sub(self.others)
-    }
-
-    /// More threads would be runnable than there are cores if `threads` of ours ran.
-    pub fn crowded_with(self, threads: usize) -> bool {
-        threads > self.free_cores()
     }
 }
 
@@ -313,8 +309,7 @@ mod tests {
     fn linux_tells_the_machine_load() {
         let load = Load::sample().expect("/proc/loadavg is readable on Linux");
         assert!(load.cores >= 1);
-        // Nothing else can make more threads than there are cores fit.
-        assert!(load.crowded_with(load.cores + 1));
+        assert!(load.free_cores() <= load.cores);
     }
 
     #[test]
@@ -324,14 +319,11 @@ mod tests {
             others: 1,
         };
         assert_eq!(load.free_cores(), 3);
-        assert!(!load.crowded_with(3));
-        assert!(load.crowded_with(4));
         let swamped = Load {
             cores: 2,
             others: 9,
         };
-        assert_eq!(swamped.free_cores(), 0);
-        assert!(swamped.crowded_with(1));
+        assert_eq!(swamped.free_cores(), 0, "never below none");
     }
 
     #[test]
