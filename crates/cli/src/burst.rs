@@ -37,23 +37,23 @@ pub struct BurstArgs {
     mmu: Vec<String>,
     /// Numbers of simultaneously congested receiver ports to try, comma-separated (each at
     /// least 1).
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = crate::compare::count)]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = crate::args::count)]
     receivers: Vec<usize>,
     /// Senders per receiver (at least 1).
-    #[arg(long, default_value_t = 16, value_parser = crate::compare::count)]
+    #[arg(long, default_value_t = 16, value_parser = crate::args::count)]
     fan_in: usize,
     /// When the bursts start.
     #[arg(long, default_value = "100us", value_parser = parse_time)]
     at: Time,
     /// Priority of the bursts: 0 to 7, and lossless in the scenario.
-    #[arg(long, default_value_t = 3, value_parser = crate::compare::priority, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3, value_parser = crate::args::priority, allow_negative_numbers = true)]
     prio: u8,
     /// Search resolution as a fraction of the switch buffer, in (0, 1): the search stops
     /// when its bracket is this narrow, which must be at least one MMU cell.
     #[arg(long, default_value_t = 0.005, value_parser = resolution, allow_negative_numbers = true)]
     resolution: f64,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
-    #[arg(long, default_value_t = 2.0, value_parser = crate::compare::positive_number, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::args::positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// DSH's hysteresis in bytes, when the scenario has no `[switch.dsh]`.
     #[arg(long, default_value_t = 0)]

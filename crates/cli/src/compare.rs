@@ -1,18 +1,19 @@
 //! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), under
-//! several congestion-control algorithms (`--cc`), or under several congestion detectors
-//! (`--detector`), run in parallel, compared side by side.
+//! several congestion-control algorithms (`--cc`), under several congestion detectors
+//! (`--detector`), or under PFC and credits (`--flow-control`), run in parallel, compared
+//! side by side.
 //!
 //! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme` (or
-//! `[host.cc]`, or `[switch.ecn] detector`) changes. Each run's own outputs go to
-//! `<out>/<scheme, algorithm or detector>/`; the comparison is
+//! `[host.cc]`, `[switch.ecn] detector`, `[fabric] kind`) changes. Each run's own outputs
+//! go to `<out>/<scheme, algorithm, detector or kind>/`; the comparison is
 //! `<out>/compare.csv`, `<out>/compare.json`, the printed table, and the plots
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
-use headroom_mech::units::{parse_rate, Rate};
 use headroom_sim::config::{
-    CcConfig, DetectorConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig, WindowConfig,
+    CcConfig, DetectorConfig, FlowControlKind, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
+    WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
@@ -43,8 +44,12 @@ pub struct CompareArgs {
     /// others).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc"])]
     detector: Vec<String>,
+    /// Compare link flow control instead, comma-separated: pfc, credit (the scenario's
+    /// `[fabric.credit]` parameters for credit links, their defaults without it).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc", "detector"])]
+    flow_control: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
-    #[arg(long, default_value_t = 2.0, value_parser = positive_number, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::args::positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// DSH's queue- and port-level hysteresis in bytes, when the scenario has no `[switch.dsh]`.
     #[arg(long, default_value_t = 1500)]
@@ -81,11 +86,17 @@ const DETECTOR_LEGEND: &str = "RED: ECN marks by queue length alone; TCD: ternar
 detection, paused queues mark UE instead of CE (tcd: the paper's state machine; tcd-released: \
 the authors' released rule).";
 
+/// What the flow-control names mean, printed under a `--flow-control` table.
+const FLOW_CONTROL_LEGEND: &str = "PFC: a receiver pauses a priority when its buffer fills \
+(headroom absorbs what is in flight); CREDIT: a receiver grants blocks of its buffer per \
+virtual lane and a transmitter sends only what it was granted (no PAUSE, no headroom).";
+
 /// What the compare table's columns mean, printed under it.
 const COMPARE_LEGEND: &str = "\
 shared buffer, headroom: buffer left shared and headroom reserved, per switch (mean over switches).
 queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
 time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
+credit blocked: transmitters waiting for credit, summed over ports and VLs (ms).
 victim pauses: pauses that stopped traffic headed to an uncongested egress.
 slowdown: flow completion time over the ideal (the flow alone on the network).
 mean FCT: mean flow completion time of the finished flows; in brackets, over the same flows' \
@@ -149,57 +160,6 @@ pub(crate) fn check_schemes(names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Parses a flag that must be a positive finite number (`--shp-ratio`, `--alpha`): a ratio
-/// of zero divides by zero, a negative or infinite one makes no pool.
-pub(crate) fn positive_number(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(format!("must be a positive finite number, not {s}"))
-    }
-}
-
-/// Parses a count flag that must be at least 1 (`--fan-in`, `--receivers`).
-pub(crate) fn count(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("must be a whole number of at least 1, not {s}")),
-    }
-}
-
-/// Parses a priority flag (`--prio`): PFC has eight classes, 0 to 7.
-pub(crate) fn priority(s: &str) -> Result<u8, String> {
-    match s.trim().parse::<u8>() {
-        Ok(p) if p < 8 => Ok(p),
-        _ => Err(format!(
-            "priorities are 0 to 7 (PFC has eight classes), not {s}"
-        )),
-    }
-}
-
-/// The fastest port a rate flag accepts: no Ethernet port comes near it, and it keeps
-/// rate × delay products far from overflowing.
-const MAX_PORT_RATE: Rate = Rate::from_gbps(10_000);
-
-/// Parses a port rate flag (`plan-buffer --speed`, `workload --host-rate`): a unit is
-/// required, zero carries nothing, and no port is faster than [`MAX_PORT_RATE`].
-pub(crate) fn port_rate(s: &str) -> Result<Rate, String> {
-    let r = parse_rate(s).map_err(|e| e.to_string())?;
-    if r.bps() == 0 {
-        return Err("a port of 0 bit/s carries nothing; give a positive rate".to_string());
-    }
-    if r > MAX_PORT_RATE {
-        return Err(format!(
-            "{r} is faster than any port (at most {MAX_PORT_RATE})"
-        ));
-    }
-    Ok(r)
-}
-
 /// The `--cc` algorithm called `name`, with its defaults for packets of `payload` bytes.
 fn cc_named(name: &str, payload: u64) -> Result<CcConfig> {
     CcConfig::named(name, payload).ok_or_else(|| {
@@ -245,6 +205,23 @@ fn with_detector(base: &SimConfig, name: &str) -> Result<SimConfig> {
         .ecn
         .validate()
         .map_err(|reason| miette!("--detector {name}: {reason}"))?;
+    Ok(cfg)
+}
+
+/// The configuration of `base` with link flow control `name` (`pfc`, `credit`).
+fn with_flow_control(base: &SimConfig, name: &str) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    cfg.fabric.kind = match name {
+        "pfc" => FlowControlKind::Pfc,
+        "credit" => FlowControlKind::Credit,
+        other => {
+            return Err(miette!(
+                "--flow-control: unknown kind `{other}` (expected pfc or credit)"
+            ))
+        }
+    };
+    cfg.validate()
+        .map_err(|e| miette!("--flow-control {name}: {e}"))?;
     Ok(cfg)
 }
 
@@ -298,9 +275,15 @@ fn fmt_opt(v: Option<f64>) -> String {
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let by_cc = !a.cc.is_empty();
     let by_detector = !a.detector.is_empty();
-    for (i, d) in a.detector.iter().enumerate() {
-        if a.detector[..i].contains(d) {
-            return Err(miette!("--detector: `{d}` is listed twice"));
+    let by_flow_control = !a.flow_control.is_empty();
+    for (flag, list) in [
+        ("--detector", &a.detector),
+        ("--flow-control", &a.flow_control),
+    ] {
+        for (i, d) in list.iter().enumerate() {
+            if list[..i].contains(d) {
+                return Err(miette!("{flag}: `{d}` is listed twice"));
+            }
         }
     }
     if by_cc {
@@ -310,13 +293,15 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
                 return Err(miette!("--cc: `{c}` is listed twice"));
             }
         }
-    } else {
+    } else if !by_detector && !by_flow_control {
         check_schemes(&a.mmu)?;
     }
     let dimension = if by_cc {
         "cc"
     } else if by_detector {
         "detector"
+    } else if by_flow_control {
+        "flow_control"
     } else {
         "scheme"
     };
@@ -333,6 +318,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         a.detector
             .iter()
             .map(|d| with_detector(&base, d).map(|cfg| (d.clone(), cfg)))
+            .collect::<Result<_>>()?
+    } else if by_flow_control {
+        a.flow_control
+            .iter()
+            .map(|k| with_flow_control(&base, k).map(|cfg| (k.clone(), cfg)))
             .collect::<Result<_>>()?
     } else {
         a.mmu
@@ -418,10 +408,15 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         })
         .collect();
     // The label column fits the longest label (`TCD-RELEASED`).
-    let w = rows.iter().map(|r| r.label.len()).max().unwrap_or(0).max(6);
+    let w = rows
+        .iter()
+        .map(|r| r.label.len())
+        .max()
+        .unwrap_or(0)
+        .max(dimension.len());
     let mut table = String::new();
     let mut csv = format!(
-        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99,ce_marked,ue_marked,undetermined_queues",
+        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,credit_blocked_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99,ce_marked,ue_marked,undetermined_queues",
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
@@ -434,13 +429,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     // Two header lines, each column's words split over them, so no header needs a short form.
     let _ = writeln!(
         table,
-        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9}",
         "",
         "shared buffer",
         "headroom",
         "queue",
         "port",
         "time",
+        "credit",
         "victim",
         "lossless",
         "flows",
@@ -449,13 +445,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     );
     let _ = writeln!(
         table,
-        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>8} {:>9} {:>9} {:>9} {:>9}",
+        "{:<w$} {:>13} {:>13} {:>9} {:>9} {:>11} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9}",
         dimension,
         "per switch",
         "per switch",
         "PAUSEs",
         "PAUSEs",
         "paused ms",
+        "blocked ms",
         "pauses",
         "drops",
         "finished",
@@ -485,6 +482,13 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             .iter()
             .map(|p| p.port_paused_time.as_secs_f64() * 1e3)
             .sum();
+        let credit_blocked_ms: f64 = r
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_blocked_time.iter())
+            .map(|t| t.as_secs_f64() * 1e3)
+            .sum();
+        let credit_updates: u64 = r.ports.iter().map(|p| p.credit_updates).sum();
         let pause_episodes: u64 = r.ports.iter().map(PortStats::pause_episodes_total).sum();
         let victim_pauses: u64 = r.ports.iter().map(PortStats::victim_pauses_total).sum();
         let drops: u64 = r.drops.values().sum();
@@ -508,7 +512,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let undetermined = marking.undetermined_queues();
         let _ = write!(
             csv,
-            "{},{:.0},{:.0},{},{},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{}",
+            "{},{:.0},{:.0},{},{},{:.6},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{}",
             row.label,
             row.shared_pool_bytes,
             row.headroom_reserved_bytes,
@@ -516,6 +520,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             port_pauses,
             queue_paused_ms,
             port_paused_ms,
+            credit_blocked_ms,
             pause_episodes,
             victim_pauses,
             r.lossless_drops.len(),
@@ -544,13 +549,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         csv.push('\n');
         let _ = writeln!(
             table,
-            "{:<w$} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
+            "{:<w$} {:>10.2} MB {:>10.2} MB {:>9} {:>9} {:>11.3} {:>10.3} {:>8} {:>9} {:>9} {:>9} {:>9}",
             row.label.to_uppercase(),
             row.shared_pool_bytes / 1e6,
             row.headroom_reserved_bytes / 1e6,
             queue_pauses,
             port_pauses,
             queue_paused_ms + port_paused_ms,
+            credit_blocked_ms,
             victim_pauses,
             r.lossless_drops.len(),
             format!("{finished}/{}", r.flows.len()),
@@ -565,6 +571,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "port_pauses": port_pauses,
             "queue_paused_ms": queue_paused_ms,
             "port_paused_ms": port_paused_ms,
+            "credit_blocked_ms": credit_blocked_ms,
+            "credit_updates": credit_updates,
             "pause_episodes": pause_episodes,
             "victim_pauses": victim_pauses,
             "lossless_drops": r.lossless_drops.len(),
@@ -643,6 +651,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         CC_LEGEND
     } else if by_detector {
         DETECTOR_LEGEND
+    } else if by_flow_control {
+        FLOW_CONTROL_LEGEND
     } else {
         SCHEMES_LEGEND
     };

@@ -3,6 +3,8 @@
 //! Subcommands:
 //! - `run`: simulate a scenario file (or an ns-3 HPCC `config.txt`) and write its outputs;
 //! - `workload`: generate flow lists in the ns-3 HPCC simulator's format;
+//! - `credit-loop`: one credit link's throughput against its VL buffer, measured and
+//!   modelled;
 //! - `bench`: the reference benchmark (320-host fat tree, web search, DCQCN);
 //! - `sonic`: SONiC's dynamic buffer calculation on files (plan, diff, show, config).
 //!
@@ -12,9 +14,11 @@
 #[macro_use]
 mod console;
 
+mod args;
 mod bench;
 mod burst;
 mod compare;
+mod credit_loop;
 mod memory;
 mod outdir;
 mod plan_buffer;
@@ -42,6 +46,9 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Find the largest incast burst each headroom scheme absorbs without a PFC PAUSE.
     Burst(burst::BurstArgs),
+    /// The credit loop of one credit link: throughput against VL buffer and cable length,
+    /// measured and modelled.
+    CreditLoop(credit_loop::CreditLoopArgs),
     /// Headroom reserved and shared buffer left under SIH, SHP and DSH for one switch.
     PlanBuffer(plan_buffer::PlanBufferArgs),
     /// Generate a flow list (ns-3 HPCC simulator format) from a size distribution.
@@ -59,6 +66,7 @@ fn main() -> ExitCode {
         Command::Workload(a) => workload_cmd::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Burst(a) => burst::run(a),
+        Command::CreditLoop(a) => credit_loop::run(a),
         Command::PlanBuffer(a) => plan_buffer::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Sonic(a) => sonic::run(a),

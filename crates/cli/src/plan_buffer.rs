@@ -32,7 +32,7 @@ pub struct PlanBufferArgs {
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     ports: u16,
     /// Port speed (positive, at most 10 Tbps).
-    #[arg(long, default_value = "100Gbps", value_parser = crate::compare::port_rate, allow_hyphen_values = true)]
+    #[arg(long, default_value = "100Gbps", value_parser = crate::args::port_rate, allow_hyphen_values = true)]
     speed: Rate,
     /// Cable length in metres (5 ns/m, at most 200 km), or use --delay-ns.
     #[arg(long, default_value_t = 400.0, conflicts_with = "delay_ns", value_parser = cable_metres, allow_negative_numbers = true)]
@@ -53,7 +53,7 @@ pub struct PlanBufferArgs {
     #[arg(long, default_value = "80B", value_parser = cell_size)]
     cell: Bytes,
     /// Dynamic-threshold alpha (a positive number).
-    #[arg(long, default_value_t = 0.0625, value_parser = crate::compare::positive_number, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0625, value_parser = crate::args::positive_number, allow_negative_numbers = true)]
     alpha: f64,
     /// Headroom formula: dsh (2(CD+MTU)+3840), pfc-guide, sonic.
     #[arg(long, default_value = "dsh", value_parser = ["dsh", "pfc-guide", "sonic"])]
@@ -62,7 +62,7 @@ pub struct PlanBufferArgs {
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u64).range(64..=65535))]
     mtu: u64,
     /// SHP over-subscription ratio (a positive number).
-    #[arg(long, default_value_t = 2.0, value_parser = crate::compare::positive_number, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::args::positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -187,6 +187,7 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
             cell_bytes: cell,
             buffer_bytes: a.buffer.0,
             private_bytes: a.private.0,
+            private_pgs: 0xff,
             headroom_bytes: vec![eta; ports],
             alpha: vec![alpha; ports],
             egress_alpha: alpha,

@@ -28,10 +28,10 @@ pub struct WorkloadArgs {
     #[arg(long, default_value = "0s", value_parser = parse_time)]
     start: Time,
     /// Host link rate the load refers to; defaults to the rate of the first host's link.
-    #[arg(long, value_parser = crate::compare::port_rate, allow_hyphen_values = true)]
+    #[arg(long, value_parser = crate::args::port_rate, allow_hyphen_values = true)]
     host_rate: Option<Rate>,
     /// Priority of every flow, 0 to 7.
-    #[arg(long, default_value_t = 3, value_parser = crate::compare::priority, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3, value_parser = crate::args::priority, allow_negative_numbers = true)]
     prio: u8,
     /// Send every flow to a host on another leaf (switch) than its sender's.
     #[arg(long)]

@@ -31,7 +31,7 @@ impl Window {
 /// Runs `example` with `detector` (the example's `[switch.ecn.tcd]` is kept only for the
 /// detector it was written for) and reads its outputs.
 fn run(example: &str, detector: &str) -> Window {
-    let text = std::fs::read_to_string(repo().join("examples/tcd").join(example)).expect("example");
+    let text = std::fs::read_to_string(repo().join("examples").join(example)).expect("example");
     let mut scenario = String::new();
     let mut in_tcd_table = false;
     for line in text.lines() {
@@ -106,9 +106,9 @@ fn single_congestion_point_tcd_spares_the_paused_port_and_its_victim() {
     // micro-single: SW0 = node 19 (P2 = its port 2, towards SW1), SW1 = node 20 (P3 = its
     // port 2, towards host 3).
     let (p2, p3) = ((19, 2), (20, 2));
-    let red = run("micro-single.toml", "red");
-    let released = run("micro-single.toml", "tcd-released");
-    let paper = run("micro-single.toml", "tcd");
+    let red = run("tcd/micro-single.toml", "red");
+    let released = run("tcd/micro-single.toml", "tcd-released");
+    let paper = run("tcd/micro-single.toml", "tcd");
     for (name, w) in [("red", &red), ("tcd-released", &released), ("tcd", &paper)] {
         let root = w.port(p3.0, p3.1);
         assert!(fraction(root, 1) > 0.9, "{name}: P3 CE fraction {root:?}");
@@ -149,11 +149,42 @@ fn single_congestion_point_tcd_spares_the_paused_port_and_its_victim() {
 }
 
 #[test]
+fn on_credit_links_the_port_out_of_credit_is_undetermined() {
+    // The same fabric on credit links (tcd.md: "works with both PFC and CBFC"): P2 waits
+    // for credit instead of being paused. max(T_on) is the credit update period.
+    let (p2, p3) = ((19, 2), (20, 2));
+    let red = run("credit/tcd-micro-single.toml", "red");
+    let paper = run("credit/tcd-micro-single.toml", "tcd");
+    for (name, w) in [("red", &red), ("tcd", &paper)] {
+        let root = w.port(p3.0, p3.1);
+        assert!(fraction(root, 1) > 0.9, "{name}: P3 CE fraction {root:?}");
+        assert_eq!(root[2], 0, "{name}: the root is never undetermined");
+    }
+    let starved = red.port(p2.0, p2.1);
+    assert!(fraction(starved, 1) > 0.05, "RED CE-marks P2: {starved:?}");
+    let starved = paper.port(p2.0, p2.1);
+    assert_eq!(
+        starved[1], 0,
+        "tcd: no CE at the credit-starved P2: {starved:?}"
+    );
+    assert!(
+        starved[2] > 0 && starved[3] > 0,
+        "tcd: P2 undetermined, UE: {starved:?}"
+    );
+    assert!(
+        paper.victim_gbps > 2.0 * red.victim_gbps,
+        "the victim keeps its rate with TCD ({:.1} Gb/s) and is cut without it ({:.1} Gb/s)",
+        paper.victim_gbps,
+        red.victim_gbps
+    );
+}
+
+#[test]
 fn two_congestion_points_tcd_still_marks_the_paused_root() {
     // micro-multi: SW0 = node 24, SW1 = node 25.
     let (p2, p3) = ((24, 2), (25, 2));
-    let red = run("micro-multi.toml", "red");
-    let released = run("micro-multi.toml", "tcd-released");
+    let red = run("tcd/micro-multi.toml", "red");
+    let released = run("tcd/micro-multi.toml", "tcd-released");
     for (name, w) in [("red", &red), ("tcd-released", &released)] {
         assert!(
             fraction(w.port(p3.0, p3.1), 1) > 0.9,

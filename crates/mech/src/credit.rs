@@ -11,8 +11,10 @@
 //!   gets the peer's FCTBS sets ABR to it, so a data frame lost on the wire costs no credit
 //!   for ever; limits are absolute, so a lost FCP is healed by the next one.
 //! - [`CreditPort`] holds both halves of one link end for every VL and decides when to send
-//!   FCPs: every update period, and (optionally) as soon as more than a threshold of blocks
-//!   was freed on a VL since its last FCP.
+//!   FCPs: each VL within one update period of its first change since its last FCP, and
+//!   (optionally) as soon as more than a threshold of blocks was freed on a VL since its
+//!   last FCP. Each VL keeps its own deadline, so traffic on one VL (ACKs on theirs) never
+//!   hurries another VL's update.
 //!
 //! Invariants: a transmitter never has more than 2048 blocks outstanding and never sends
 //! beyond the limit it was given; a receiver never advertises more than it can hold
@@ -60,6 +62,8 @@ pub struct VlTransmitter {
     blocked_since: Time,
     /// Time blocked in finished episodes.
     blocked_total: Time,
+    /// End of the last finished blocked episode (`None`: none has finished).
+    unblocked_at: Option<Time>,
 }
 
 impl VlTransmitter {
@@ -110,9 +114,31 @@ impl VlTransmitter {
         if self.wanted != 0 && self.available() >= self.wanted {
             self.blocked_total += now - self.blocked_since;
             self.wanted = 0;
+            self.unblocked_at = Some(now);
             return true;
         }
         false
+    }
+
+    /// The latest blocked episode: its start and its end (`Time::MAX` while it lasts);
+    /// `None` if the VL was never blocked. What a paused class is to PFC.
+    pub fn last_block(&self) -> Option<(Time, Time)> {
+        if self.wanted != 0 {
+            Some((self.blocked_since, Time::MAX))
+        } else {
+            self.unblocked_at.map(|end| (self.blocked_since, end))
+        }
+    }
+
+    /// No blocked episode changes at or after this time unless a frame is refused: the end
+    /// of the last one (`Time::MAX` while blocked; `Time::ZERO` if never blocked). The
+    /// credit counterpart of `PauseTimers::latest_until`.
+    pub fn latest_until(&self) -> Time {
+        if self.wanted != 0 {
+            Time::MAX
+        } else {
+            self.unblocked_at.unwrap_or(Time::ZERO)
+        }
     }
 
     /// Total blocks sent, modulo 4096 (what this side's FCPs carry).
@@ -213,9 +239,9 @@ pub const UNLIMITED: u32 = u32::MAX;
 /// FCPs.
 ///
 /// FCPs are sent when they say something new: a VL whose FCTBS or FCCL differs from what
-/// its last FCP carried sends one within the update period (one timer per port, armed by
-/// the first change after an update), or at once when more than the threshold of blocks
-/// was freed. A link at rest sends none. At most one FCP per VL waits to be sent, and it
+/// its last FCP carried sends one within the update period (a deadline per VL, set by its
+/// first change after its last FCP; the driver keeps one timer per port, for the earliest),
+/// or at once when more than the threshold of blocks was freed. A link at rest sends none. At most one FCP per VL waits to be sent, and it
 /// carries the values of the moment it leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CreditPort {
@@ -236,8 +262,10 @@ pub struct CreditPort {
     last_sent: [(u16, u16); MAX_VLS],
     /// FCPs sent per VL.
     fcp_sent: [u64; MAX_VLS],
-    /// When the pending periodic update is due (`None`: nothing new to say).
-    next_update: Option<Time>,
+    /// When each VL's periodic update is due (`Time::MAX`: nothing new to say).
+    due: [Time; MAX_VLS],
+    /// When the driver's timer fires next (`None`: not armed).
+    timer: Option<Time>,
 }
 
 impl CreditPort {
@@ -271,7 +299,8 @@ impl CreditPort {
             freed: [0; MAX_VLS],
             last_sent,
             fcp_sent: [0; MAX_VLS],
-            next_update: None,
+            due: [Time::MAX; MAX_VLS],
+            timer: None,
         }
     }
 
@@ -334,22 +363,29 @@ impl CreditPort {
         if self.policy.threshold.is_some_and(|t| self.freed[v] > t) {
             return Update::SendNow;
         }
-        self.changed(now)
+        self.changed(now, v)
     }
 
     /// A frame of `blocks` was sent on `vl` (after its transmitter allowed it) at `now`.
     /// Returns whether to arm the update timer (the peer will want the new FCTBS).
     pub fn on_sent(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
         self.tx[usize::from(vl)].on_sent(blocks);
-        self.changed(now)
+        self.changed(now, usize::from(vl))
     }
 
-    fn changed(&mut self, now: Time) -> Update {
-        if self.next_update.is_some() {
+    /// VL `v` changed at `now`: its update is due within the period, unless it already is.
+    /// Deadlines set later are never earlier (one period after a later time), so an armed
+    /// timer is never late for a new one.
+    fn changed(&mut self, now: Time, v: usize) -> Update {
+        if self.due[v] != Time::MAX {
             return Update::Pending;
         }
         let t = now + self.policy.period.max(Time(1));
-        self.next_update = Some(t);
+        self.due[v] = t;
+        if self.timer.is_some() {
+            return Update::Pending;
+        }
+        self.timer = Some(t);
         Update::ArmTimer(t)
     }
 
@@ -371,6 +407,8 @@ impl CreditPort {
         let values = (self.tx[v].fctbs(), self.limit(vl));
         self.last_sent[v] = values;
         self.freed[v] = 0;
+        // What was due is said; the next change sets a new deadline.
+        self.due[v] = Time::MAX;
         self.fcp_sent[v] += 1;
         values
     }
@@ -388,32 +426,90 @@ impl CreditPort {
         self.tx[v].on_limit(now, fccl)
     }
 
-    /// When the pending periodic update is due.
+    /// When the driver's update timer is armed to fire.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.next_update
+        self.timer
     }
 
-    /// The update timer fired at `now`: the VLs (bit set) whose FCP would say something
-    /// new. The timer is disarmed; the next change arms it again.
-    pub fn handle_timeout(&mut self, now: Time) -> u8 {
-        match self.next_update {
+    /// The update timer fired at `now`: the VLs (bit set) whose deadline has come and whose
+    /// FCP would say something new, and when the timer must fire next (the earliest
+    /// deadline still ahead; `None`: nothing pending, the next change arms it again).
+    pub fn handle_timeout(&mut self, now: Time) -> (u8, Option<Time>) {
+        match self.timer {
             Some(t) if t <= now => {}
-            _ => return 0,
+            _ => return (0, None),
         }
-        self.next_update = None;
         let mut due = 0u8;
+        let mut next = Time::MAX;
         for vl in 0..self.vls {
             let v = usize::from(vl);
+            if self.due[v] > now {
+                next = next.min(self.due[v]);
+                continue;
+            }
+            self.due[v] = Time::MAX;
             if (self.tx[v].fctbs(), self.limit(vl)) != self.last_sent[v] {
                 due |= 1 << v;
             }
         }
-        due
+        self.timer = (next != Time::MAX).then_some(next);
+        (due, self.timer)
     }
 
     /// FCPs sent per VL.
     pub fn fcp_sent(&self) -> &[u64] {
         &self.fcp_sent[..usize::from(self.vls)]
+    }
+}
+
+/// The credit loop of one VL of one link: how long a block takes to come back as credit
+/// when the flow is limited by credit (cbfc.md). A block's credit returns one loop after
+/// the frame that spent it started: the frame crosses the link, the receiver frees it (a
+/// switch as it forwards it), waits at most the update period for its FCP, and the FCP
+/// crosses back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreditLoop {
+    /// Propagation delay of the link, one way.
+    pub propagation: Time,
+    /// The VL's update period (the longest an FCP waits after the first change).
+    pub update_period: Time,
+    /// Wire time of one full data frame (with the link's per-frame overhead).
+    pub frame_time: Time,
+    /// Wire time of one FCP (the processing left between a free and the transmitter's
+    /// next frame: the receiver forwards and the transmitter reacts at once).
+    pub fcp_time: Time,
+    /// FCPs the flow's direction of the link carries per update period, ahead of data: one
+    /// per VL with news (the data VL's FCTBS, the credit of the VL the reverse traffic
+    /// uses). They take their wire time from the line rate.
+    pub fcps_per_period: u32,
+}
+
+impl CreditLoop {
+    /// The loop time: round-trip propagation + update period + one frame + one FCP.
+    pub fn time(&self) -> Time {
+        self.propagation + self.propagation + self.update_period + self.frame_time + self.fcp_time
+    }
+
+    /// The fraction of the line rate one flow of full frames of `frame_blocks` reaches on a
+    /// VL whose receiver holds `buffer_blocks`: as many whole frames as the buffer holds
+    /// (and 2048 blocks allow) per loop, at most what the FCPs leave of the line. A flow
+    /// needs a buffer of at least `line rate × loop time` to reach line rate.
+    ///
+    /// Every block is taken to wait the whole update period for its FCP, which is exact
+    /// when the frames freed while an update is pending are few; when many are (a period
+    /// shorter than a buffer's worth of frames), some return sooner and a flow runs
+    /// faster than this.
+    pub fn utilisation(&self, buffer_blocks: u32, frame_blocks: u16) -> f64 {
+        let usable = buffer_blocks.min(u32::from(MAX_OUTSTANDING));
+        let frames = usable / u32::from(frame_blocks.max(1));
+        let busy = self.frame_time.as_ps() as f64 * f64::from(frames);
+        (busy / self.time().as_ps().max(1) as f64).min(self.line_share())
+    }
+
+    /// The fraction of the line the FCPs leave to data.
+    pub fn line_share(&self) -> f64 {
+        let fcps = self.fcp_time.as_ps() as f64 * f64::from(self.fcps_per_period);
+        (1.0 - fcps / self.update_period.as_ps().max(1) as f64).max(0.0)
     }
 }
 
@@ -569,8 +665,12 @@ mod tests {
         // Receiving alone changes no FCCL (ABR up, free down).
         assert_eq!(p.on_freed(Time(10), 0, 5), Update::ArmTimer(Time(1010)));
         assert_eq!(p.on_freed(Time(20), 0, 5), Update::Pending);
-        assert_eq!(p.handle_timeout(Time(1009)), 0, "not due");
-        assert_eq!(p.handle_timeout(Time(1010)), 0b01, "only VL 0 has news");
+        assert_eq!(p.handle_timeout(Time(1009)), (0, None), "not due");
+        assert_eq!(
+            p.handle_timeout(Time(1010)),
+            (0b01, None),
+            "only VL 0 has news"
+        );
         assert_eq!(p.poll_timeout(), None);
         assert!(p.queue_fcp(0));
         assert!(!p.queue_fcp(0), "one FCP per VL waits");
@@ -579,6 +679,48 @@ mod tests {
         assert!(p.queue_fcp(0));
         p.fcp_lost(0);
         assert!(p.queue_fcp(0));
+    }
+
+    #[test]
+    fn the_credit_loop_limits_a_flow_to_whole_frames_per_loop() {
+        let l = CreditLoop {
+            propagation: Time(1000),
+            update_period: Time(5000),
+            frame_time: Time(100),
+            fcp_time: Time(10),
+            fcps_per_period: 2,
+        };
+        assert_eq!(l.time(), Time(7110));
+        // 17-block frames: 100 blocks hold 5 of them, 500 ps of frames per 7110 ps loop.
+        assert!((l.utilisation(100, 17) - 500.0 / 7110.0).abs() < 1e-12);
+        // 72 frames fill the loop; two FCPs of 10 ps per 5000 ps period take 0.4 %.
+        assert!((l.utilisation(17 * 72, 17) - 0.996).abs() < 1e-12);
+        // Beyond 2048 blocks no more credit can be outstanding.
+        let long = CreditLoop {
+            update_period: Time(1_000_000),
+            ..l
+        };
+        assert_eq!(long.utilisation(4000, 1), long.utilisation(2048, 1));
+        assert_eq!(l.utilisation(16, 17), 0.0, "no whole frame fits");
+    }
+
+    #[test]
+    fn each_vl_keeps_its_own_deadline() {
+        let mut p = CreditPort::new(2, 64, 100, 50, POLICY);
+        assert_eq!(p.on_sent(Time(0), 1, 3), Update::ArmTimer(Time(1000)));
+        // VL 0's first change comes later: its deadline is its own, the timer stays.
+        assert!(!p.on_received(0, 5));
+        assert_eq!(p.on_freed(Time(500), 0, 5), Update::Pending);
+        assert_eq!(p.handle_timeout(Time(1000)), (0b10, Some(Time(1500))));
+        assert!(p.queue_fcp(1));
+        p.send_fcp(1);
+        assert_eq!(p.handle_timeout(Time(1500)), (0b01, None));
+        assert_eq!(p.poll_timeout(), None);
+        // A VL whose FCP went at once (threshold) has nothing left due.
+        assert_eq!(p.on_sent(Time(1600), 1, 1), Update::ArmTimer(Time(2600)));
+        assert!(p.queue_fcp(1));
+        p.send_fcp(1);
+        assert_eq!(p.handle_timeout(Time(2600)), (0, None));
     }
 
     #[test]
@@ -610,8 +752,14 @@ mod tests {
         assert_eq!(p.on_sent(Time(0), 0, 4), Update::ArmTimer(Time(1000)));
         assert!(!p.tx_mut(0).may_send(Time(5), 1));
         assert!(!p.on_received(0, 3));
+        assert_eq!(p.tx(0).last_block(), Some((Time(5), Time::MAX)));
+        assert_eq!(p.tx(0).latest_until(), Time::MAX);
         assert!(p.on_fcp(Time(9), 0, 7, 8), "the limit lifts the block");
         assert_eq!(p.rx(0).abr(), 7, "ABR follows the peer's FCTBS");
         assert_eq!(p.tx(0).blocked_time(Time(20)), Time(4));
+        assert_eq!(p.tx(0).last_block(), Some((Time(5), Time(9))));
+        assert_eq!(p.tx(0).latest_until(), Time(9));
+        assert_eq!(p.tx(1).last_block(), None, "never blocked");
+        assert_eq!(p.tx(1).latest_until(), Time::ZERO);
     }
 }

@@ -38,11 +38,15 @@ pub enum Gate {
 /// anyway.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[repr(C, u8)]
+// The pause timers stay inline: every PFC transmission reads them. The credit state is
+// boxed so that PFC ports do not carry its size.
+#[allow(clippy::large_enum_variant)]
 pub enum LinkFlowControl {
     /// Priority flow control: the pause timers set by the peer's PFC frames.
     Pfc(PauseTimers),
-    /// Credit-based flow control: credits per VL, both directions of this link end.
-    Credit(CreditPort),
+    /// Credit-based flow control: credits per VL, both directions of this link end (boxed:
+    /// it is twice the size of the pause timers, which every PFC port would carry).
+    Credit(Box<CreditPort>),
 }
 
 impl Default for LinkFlowControl {
@@ -91,6 +95,27 @@ impl LinkFlowControl {
                     Update::SendNow | Update::Pending => None,
                 }
             }
+        }
+    }
+
+    /// No episode in which `class` could not send changes at or after this time unless a
+    /// new one begins (PFC: the port's pause timers' bound, every class alike; credits:
+    /// the end of the VL's last blocked episode, `Time::MAX` while it lasts).
+    #[inline(always)]
+    pub fn latest_until(&self, class: u8) -> Time {
+        match self {
+            LinkFlowControl::Pfc(t) => t.latest_until(),
+            LinkFlowControl::Credit(c) => c.tx(class).latest_until(),
+        }
+    }
+
+    /// The latest episode by `now` in which `class` could not send (a pause, a lack of
+    /// credit): its start and end (after `now` while it lasts); `None` if none has begun.
+    /// What ternary congestion detection reads as the class's OFF periods.
+    pub fn last_hold(&self, now: Time, class: u8) -> Option<(Time, Time)> {
+        match self {
+            LinkFlowControl::Pfc(t) => t.last_pause(now, class),
+            LinkFlowControl::Credit(c) => c.tx(class).last_block(),
         }
     }
 
@@ -143,6 +168,12 @@ mod tests {
             .on_frame(Time(0), 3, 10, rate, Time::ZERO);
         // 10 quanta of 512 bits at 100 Gb/s.
         assert_eq!(fc.gate(Time(1), 3, never), Gate::Until(Time(51_200)));
+        assert_eq!(fc.last_hold(Time(1), 3), Some((Time(0), Time(51_200))));
+        assert_eq!(
+            fc.latest_until(5),
+            Time(51_200),
+            "the port's bound, every class"
+        );
         assert_eq!(fc.gate(Time(1), 2, never), Gate::Open, "other classes flow");
         assert_eq!(fc.gate(Time(51_200), 3, never), Gate::Open);
         assert_eq!(fc.on_sent(Time(51_200), 3, 1500), None);
@@ -155,7 +186,7 @@ mod tests {
             period: Time(1000),
             threshold: None,
         };
-        let mut fc = LinkFlowControl::Credit(CreditPort::new(2, 64, 100, 48, policy));
+        let mut fc = LinkFlowControl::Credit(Box::new(CreditPort::new(2, 64, 100, 48, policy)));
         assert_eq!(fc.gate(Time(0), 1, || 1500), Gate::Open);
         // 24 blocks; the first change arms the update timer.
         assert_eq!(fc.on_sent(Time(0), 1, 1500), Some(Time(1000)));
@@ -163,9 +194,16 @@ mod tests {
         assert_eq!(fc.on_sent(Time(0), 1, 1500), None);
         assert_eq!(fc.gate(Time(5), 1, || 64), Gate::UntilSignal);
         assert_eq!(fc.gate(Time(5), 0, || 1500), Gate::Open, "VLs are separate");
+        // A VL out of credit is held, as a paused class is: until a signal.
+        assert_eq!(fc.last_hold(Time(7), 1), Some((Time(5), Time::MAX)));
+        assert_eq!(fc.latest_until(1), Time::MAX);
+        assert_eq!(fc.last_hold(Time(7), 0), None);
+        assert_eq!(fc.latest_until(0), Time::ZERO);
         let c = fc.credit_mut().expect("credit");
         assert!(c.on_fcp(Time(9), 1, 0, 49));
         assert_eq!(fc.gate(Time(9), 1, || 64), Gate::Open);
+        assert_eq!(fc.last_hold(Time(10), 1), Some((Time(5), Time(9))));
+        assert_eq!(fc.latest_until(1), Time(9));
         assert!(fc.pfc().is_none());
     }
 }

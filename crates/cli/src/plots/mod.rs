@@ -51,7 +51,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+mod lines;
 mod queue_states;
+
+pub use lines::{LineData, LineGroup};
 
 /// DejaVu Sans 2.37 (Bitstream Vera license; see `assets/DejaVuSans.LICENSE.txt`).
 const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
@@ -271,13 +274,27 @@ pub fn write_compare_plots(
 /// Writes a grouped bar chart (`groups` along x, one bar per series in each group) as
 /// `<stem>.png` and `<stem>.svg` in `dir`.
 pub fn write_bar_chart(dir: &Path, stem: &str, bars: &BarData) -> Result<Vec<PathBuf>, PlotError> {
+    write_one(dir, stem, &Plot::Bars(bars))
+}
+
+/// Writes the line chart `lines` into `dir` as `<stem>.png` and `<stem>.svg`.
+pub fn write_line_chart(
+    dir: &Path,
+    stem: &str,
+    lines: &LineData,
+) -> Result<Vec<PathBuf>, PlotError> {
+    write_one(dir, stem, &Plot::Lines(lines))
+}
+
+/// Writes one plot into `dir` (created if missing) as `<stem>.png` and `<stem>.svg`.
+fn write_one(dir: &Path, stem: &str, plot: &Plot<'_>) -> Result<Vec<PathBuf>, PlotError> {
     ensure_font()?;
     fs::create_dir_all(dir).map_err(|source| PlotError::CreateDir {
         path: dir.to_path_buf(),
         source,
     })?;
     let mut written = Vec::new();
-    render(dir, stem, &mut written, &Plot::Bars(bars))?;
+    render(dir, stem, &mut written, plot)?;
     Ok(written)
 }
 
@@ -404,6 +421,7 @@ enum Plot<'a> {
     Timeline(&'a TimelineData),
     Bars(&'a BarData),
     States(&'a queue_states::StateTimeline),
+    Lines(&'a LineData),
 }
 
 /// Draws one plot with both backends into `<stem>.png` and `<stem>.svg`.
@@ -446,6 +464,7 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, plot: &Plot<'_>) ->
         Plot::Timeline(d) => timeline_chart(&root, d)?,
         Plot::Bars(d) => bar_chart(&root, d)?,
         Plot::States(d) => queue_states::chart(&root, d)?,
+        Plot::Lines(d) => lines::chart(&root, d)?,
     }
     root.present()
 }
@@ -686,7 +705,7 @@ fn cdf_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, d: &CdfData) -> 
                     markers.push((chart.backend_coord(&p), t));
                 }
             }
-            Mark::Dashed(_) => {}
+            Mark::Dashed(_) | Mark::Marker(_) => {}
         }
     }
     for (at, t) in markers {
@@ -801,6 +820,8 @@ enum Mark {
     Dashed(RGBColor),
     /// A line with its dash pattern and a marker.
     Trace(Trace),
+    /// A trace's marker alone (points not joined by a line).
+    Marker(Trace),
 }
 
 /// Pixels between legend rows.
@@ -847,6 +868,7 @@ fn draw_legend<DB: DrawingBackend>(
                 }
                 draw_marker(area, (22, y), t)?;
             }
+            Mark::Marker(t) => draw_marker(area, (22, y), t)?,
         }
         area.draw(&Text::new(label.clone(), (50, y), style.clone()))?;
         y += LEGEND_ROW;

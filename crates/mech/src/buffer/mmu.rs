@@ -101,6 +101,10 @@ pub struct MmuConfig {
     pub buffer_bytes: u64,
     /// Private (guaranteed) bytes per ingress PG.
     pub private_bytes: u64,
+    /// Bit i set: PG i has its private bytes reserved on every port (all PGs under PFC;
+    /// the data VLs on credit links). A PG without them takes every cell from the shared
+    /// buffer.
+    pub private_pgs: u8,
     /// eta in bytes, one entry per port: per lossless PG (SIH, SHP) or per port (DSH).
     pub headroom_bytes: Vec<u64>,
     /// Ingress alpha per port.
@@ -270,6 +274,8 @@ pub struct Mmu {
     peak_used: u64,
     cell_bytes: u32,
     private_cells: u32,
+    /// Bit i set: PG i has private cells (see [`MmuConfig::private_pgs`]).
+    private_pgs: u8,
     /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
     /// (the buffer is below 4 GiB).
     watch_lo: u32,
@@ -358,7 +364,8 @@ impl Mmu {
                 delta_p_bytes.div_ceil(cell),
             ),
         };
-        let reserved_private = u64::from(private_cells) * (ports * PRIORITIES) as u64;
+        let private_pgs = u64::from(cfg.private_pgs.count_ones());
+        let reserved_private = u64::from(private_cells) * ports as u64 * private_pgs;
         // Saturating: an SHP pool may be sized up to u64::MAX bytes (a tiny
         // over-subscription ratio), which is over-committed, not an overflow.
         let reserved = reserved_headroom.saturating_add(reserved_private);
@@ -377,6 +384,7 @@ impl Mmu {
             n_lossless,
             scheme: cfg.scheme,
             private_cells,
+            private_pgs: cfg.private_pgs,
             headroom_cells,
             xon_offset_cells: cells(cfg.xon_offset_bytes),
             delta_q_cells: delta_q,
@@ -500,20 +508,22 @@ impl Mmu {
         let pg = self.pgs[pgi];
         let dsh_poff =
             matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
-        let region = if pg.private + cells <= self.private_cells && !(lossless && dsh_poff) {
-            Region::Private
-        } else if lossless {
-            self.lossless_region(in_port, pgi, cells)?
-        } else {
-            let limit = self.free_shared() as f64 * self.egress_alpha;
-            if f64::from(self.egress[qi] + cells) > limit {
-                return Err(DropCause::EgressThreshold);
-            }
-            if self.free_shared() < u64::from(cells) {
-                return Err(DropCause::BufferFull);
-            }
-            Region::Shared
-        };
+        let has_private = self.private_pgs & (1 << prio) != 0;
+        let region =
+            if pg.private + cells <= self.private_cells && has_private && !(lossless && dsh_poff) {
+                Region::Private
+            } else if lossless {
+                self.lossless_region(in_port, pgi, cells)?
+            } else {
+                let limit = self.free_shared() as f64 * self.egress_alpha;
+                if f64::from(self.egress[qi] + cells) > limit {
+                    return Err(DropCause::EgressThreshold);
+                }
+                if self.free_shared() < u64::from(cells) {
+                    return Err(DropCause::BufferFull);
+                }
+                Region::Shared
+            };
         let pg = &mut self.pgs[pgi];
         match region {
             Region::Private => {
@@ -713,7 +723,9 @@ impl Mmu {
     pub fn headroom_reserved_cells(&self) -> u64 {
         self.total_cells
             - self.shared_pool
-            - u64::from(self.private_cells) * (self.ports * PRIORITIES) as u64
+            - u64::from(self.private_cells)
+                * self.ports as u64
+                * u64::from(self.private_pgs.count_ones())
     }
 
     /// Shared cells in use.
@@ -810,6 +822,7 @@ mod tests {
             cell_bytes: 100,
             buffer_bytes: 100_000,
             private_bytes: 200,
+            private_pgs: 0xff,
             headroom_bytes: vec![1_000; ports],
             alpha: vec![Alpha::from_value(1.0).expect("positive"); ports],
             egress_alpha: Alpha::from_value(1.0).expect("positive"),
@@ -830,6 +843,7 @@ mod tests {
         assert!(offset_of!(Mmu, private_skips_evaluate) < 64);
         assert!(offset_of!(Mmu, private_used) >= 64);
         assert!(offset_of!(Mmu, private_cells) + 4 <= 128);
+        assert!(offset_of!(Mmu, private_pgs) < 128);
     }
 
     #[test]

@@ -428,6 +428,7 @@ impl SwitchConfig {
             cell_bytes: self.cell_bytes,
             buffer_bytes: self.buffer_bytes,
             private_bytes: self.private_bytes,
+            private_pgs: 0xff,
             headroom_bytes: etas,
             alpha: alphas,
             egress_alpha: self.egress_alpha,
@@ -763,6 +764,11 @@ impl SimConfig {
     /// parameters as the fabric's kind of flow control shapes them
     /// ([`FabricConfig::switch`]).
     pub fn mmu_config(&self, ports: &[(Rate, Time)]) -> MmuConfig {
-        self.fabric.switch(&self.switch).mmu_config(ports)
+        let mut mmu = self.fabric.switch(&self.switch).mmu_config(ports);
+        if self.fabric.kind == FlowControlKind::Credit {
+            // Only the data VLs have a receive buffer; no frame uses another PG.
+            mmu.private_pgs = self.fabric.credit.vl_mask();
+        }
+        mmu
     }
 }

@@ -7,7 +7,8 @@
 //! what it receives). Flow-control packets (FCPs, `Kind::Fcp`, one per VL, `FCP_BYTES` on
 //! the wire) carry the sender's FCTBS and FCCL; they are link control (sent ahead of data,
 //! never held) and take their values when they leave. An FCP goes when it has news: within
-//! the update period of a change (one `CreditUpdate` timer per port), or at once when more
+//! the update period of its VL's first change since its last FCP (one `CreditUpdate` timer
+//! per port, for the earliest VL deadline), or at once when more
 //! than the threshold was freed.
 //!
 //! Invariants: a VL's receive buffer never holds more blocks than it granted (an overflow
@@ -98,7 +99,10 @@ impl Simulation {
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
-        let mut due = c.handle_timeout(now);
+        let (mut due, next) = c.handle_timeout(now);
+        if let Some(t) = next {
+            self.schedule(t, Event::CreditUpdate { port });
+        }
         while due != 0 {
             let vl = due.trailing_zeros() as u8;
             due &= due - 1;
@@ -152,11 +156,23 @@ impl Simulation {
         self.arena.free(pkt);
         let (fctbs, fccl) = fcp_values(pk.seq);
         let now = self.now;
+        let vl = pk.prio;
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             debug_assert!(false, "an FCP arrived on a PFC link");
             return;
         };
-        if c.on_fcp(now, pk.prio, fctbs, fccl) {
+        let blocked = c.tx(vl).is_blocked();
+        if blocked {
+            // Congestion detection sees the block before it may end (a refused frame since
+            // the last look begins a new one).
+            self.report_pauses(port, 1 << vl);
+        }
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+            return;
+        };
+        if c.on_fcp(now, vl, fctbs, fccl) {
+            // ... and its end, with the queue's length at it.
+            self.report_pauses(port, 1 << vl);
             self.schedule_wake(port, now);
         }
     }

@@ -8,11 +8,12 @@
 //! what the packet carries ([`Mark::upgrade`]: nothing downgrades CE).
 //!
 //! Pause history reaches a TCD congestion point without events of its own: before each
-//! decision, before each PFC frame changes the port's pause timers, and at each sample,
-//! the driver hands it the queue's latest pause episode (`PauseTimers::last_pause`). The
+//! decision, before each PFC frame changes the port's pause timers, before and after each
+//! credit update that may lift a block, and at each sample, the driver hands it the queue's
+//! latest OFF episode (`LinkFlowControl::last_hold`: a pause, or a VL out of credit). The
 //! queue's length at a resume is taken when the driver first looks after it: at the first
 //! departure (within one frame time of the resume when the port was idle), at the next
-//! PFC frame or at the next sample.
+//! PFC frame or credit update, or at the next sample.
 //!
 //! Random numbers: RED's uniform draw comes from the switch's own ECN stream. At enqueue one
 //! is drawn for every data packet that reaches a marking queue; at dequeue only when the
@@ -22,7 +23,8 @@
 //! max(T_on) of the paper's detector is derived per port (`headroom_mech::tcd::max_t_on`):
 //! the downstream hysteresis (a switch's XON offset, DSH's queue-level delta, a host NIC
 //! buffer's XOFF − XON), the link's rate and delay, the port's PAUSE response time and one
-//! full frame; a scenario may set one value for every port instead.
+//! full frame; on a credit link it is the link's credit update period (an ON period spends
+//! the credit of one update); a scenario may set one value for every port instead.
 
 use super::packet::Kind;
 use super::port::Port;
@@ -136,8 +138,12 @@ impl Marking {
     }
 }
 
-/// max(T_on) of switch port `p`: what the PFC of the node downstream lets an ON period be.
+/// max(T_on) of switch port `p`: what the flow control of the node downstream lets an ON
+/// period be.
 fn derived_max_t_on(cfg: &SimConfig, p: &Port) -> Time {
+    if p.fc.credit().is_some() {
+        return cfg.fabric.credit.policy(p.rate).period;
+    }
     let hysteresis = if p.peer_is_switch {
         match cfg.switch.scheme {
             SchemeConfig::Dsh { delta_q, .. } => delta_q,
@@ -192,12 +198,12 @@ impl Simulation {
             return;
         };
         let now = self.now;
-        let timers = self.ports[port as usize].fc.pfc();
-        if let (true, Some(timers)) = (self.marking.reads_pauses, timers) {
-            let latest = timers.latest_until();
+        if self.marking.reads_pauses {
+            let fc = &self.ports[port as usize].fc;
+            let latest = fc.latest_until(q as u8);
             let cp = &mut self.marking.points[i];
             if cp.wants_flow_control(now, latest) {
-                let episode = timers.last_pause(now, q as u8);
+                let episode = fc.last_hold(now, q as u8);
                 let before = qlen + u64::from(self.arena.get(pkt).size);
                 cp.on_flow_control(now, episode, latest, before);
             }
@@ -218,17 +224,14 @@ impl Simulation {
         }
         let now = self.now;
         let p = &self.ports[port as usize];
-        let Some(timers) = p.fc.pfc() else {
-            return;
-        };
         for q in 0..PRIORITIES {
             if classes & (1 << q) == 0 {
                 continue;
             }
             if let Some(i) = self.marking.index(port, q) {
-                let episode = timers.last_pause(now, q as u8);
+                let episode = p.fc.last_hold(now, q as u8);
                 let queue = u64::from(p.queues[q].bytes);
-                let latest = timers.latest_until();
+                let latest = p.fc.latest_until(q as u8);
                 self.marking.points[i].on_flow_control(now, episode, latest, queue);
             }
         }

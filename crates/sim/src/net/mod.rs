@@ -250,13 +250,13 @@ impl Simulation {
                         NodeKind::Switch => credit.vl_buffer_blocks(),
                         NodeKind::Host => headroom_mech::credit::UNLIMITED,
                     };
-                    port.fc = LinkFlowControl::Credit(CreditPort::new(
+                    port.fc = LinkFlowControl::Credit(Box::new(CreditPort::new(
                         credit.vls,
                         credit.block,
                         capacity(topo.nodes[node]),
                         capacity(topo.nodes[peer.index()]),
                         credit.policy(l.rate),
-                    ));
+                    )));
                 }
                 port.red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
                     field: "topology.link.rate",

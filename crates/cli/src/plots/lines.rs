@@ -1,0 +1,88 @@
+//! An XY chart of measured points against a model's curve, one colour per group: the
+//! measured points as markers (not joined: what lies between them was not measured), the
+//! model as a thin dashed line of the same colour. Used by `headroom credit-loop` (throughput against VL buffer, one group per
+//! cable length).
+//!
+//! Invariants: both axes start at zero and end 10 % above the largest value; a group
+//! without points draws nothing but its legend entry.
+
+use super::{
+    axis_desc_style, draw_legend, draw_marker, label_style, layout, tick, trace, DrawResult, Mark,
+    COLORS, GREY_300,
+};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Data of a measured-against-model line chart.
+pub struct LineData {
+    /// Chart title.
+    pub title: String,
+    /// X axis description (with its unit).
+    pub x_desc: String,
+    /// Y axis description (with its unit).
+    pub y_desc: String,
+    /// The groups, in legend order.
+    pub groups: Vec<LineGroup>,
+}
+
+/// One group: measured points and the model's points, both in x order.
+pub struct LineGroup {
+    /// Group label (the legend adds "measured" and "model").
+    pub label: String,
+    /// Measured `(x, y)`.
+    pub measured: Vec<(f64, f64)>,
+    /// The model's `(x, y)`.
+    pub model: Vec<(f64, f64)>,
+}
+
+pub(super) fn chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    d: &LineData,
+) -> DrawResult<DB> {
+    let mut entries = Vec::new();
+    for (i, g) in d.groups.iter().enumerate() {
+        let t = trace(i);
+        entries.push((format!("{}: measured", g.label), Mark::Marker(t)));
+        entries.push((
+            format!("{}: model", g.label),
+            Mark::Dashed(COLORS[i % COLORS.len()]),
+        ));
+    }
+    let (plot, side) = layout(root, &d.title, &entries)?;
+    let all = || {
+        d.groups
+            .iter()
+            .flat_map(|g| g.measured.iter().chain(&g.model))
+    };
+    let x_end = all().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let y_end = all().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(0f64..x_end, 0f64..y_end)?;
+    chart
+        .configure_mesh()
+        .x_desc(d.x_desc.as_str())
+        .y_desc(d.y_desc.as_str())
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    for (i, g) in d.groups.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart.draw_series(DashedLineSeries::new(
+            g.model.iter().copied(),
+            5,
+            5,
+            color.stroke_width(1),
+        ))?;
+        let t = trace(i);
+        for p in &g.measured {
+            draw_marker(root, chart.backend_coord(p), t)?;
+        }
+    }
+    draw_legend(&side, &entries)
+}

@@ -1,0 +1,225 @@
+//! Credit links through the binary (cbfc.md, "what the project must show"):
+//! - `headroom credit-loop`: one flow over one credit link reaches line rate with a VL
+//!   buffer above the credit loop and `buffer / loop time` below it; on the default sweep
+//!   (three cable lengths, seven buffers, IBA's update period) every measured throughput
+//!   is within 2 % of the model. With an update period shorter than a buffer's worth of
+//!   frames the model is a lower bound, and the command says so.
+//! - `headroom compare --flow-control pfc,credit`: one incast both ways; PFC pauses where
+//!   credits withhold, neither drops.
+
+mod common;
+
+use common::{headroom, stderr, stdout};
+
+/// The CSV rows: (cable m, buffer B, model Gb/s, measured Gb/s, error %, long batch).
+fn rows(csv: &str) -> Vec<(f64, u64, f64, f64, f64, bool)> {
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (
+                c[0].parse().expect("cable"),
+                c[2].parse().expect("buffer"),
+                c[5].parse().expect("model"),
+                c[6].parse().expect("measured"),
+                c[7].parse().expect("error"),
+                c[8].parse().expect("flag"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_default_sweep_matches_the_credit_loop_model_within_two_percent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(&["credit-loop", "--out", "cl"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.path().join("cl/credit-loop.csv")).expect("csv");
+    let r = rows(&csv);
+    assert_eq!(r.len(), 21, "3 cables x 7 buffers");
+    for &(cable, buffer, model, measured, error, _) in &r {
+        assert!(
+            error.abs() < 2.0,
+            "{cable} m, {buffer} B: model {model} measured {measured}"
+        );
+    }
+    // Below the loop, throughput grows with the buffer and falls with the cable; above it,
+    // line rate (1 m: the loop is 5.34 us, 68,544 B).
+    let at = |c: f64, b: u64| r.iter().find(|x| x.0 == c && x.1 == b).expect("row").3;
+    assert!(at(1.0, 16 << 10) > 2.0 * at(1.0, 8 << 10) * 0.95);
+    assert!(at(1000.0, 32 << 10) < at(100.0, 32 << 10));
+    assert!(at(1.0, 96 << 10) > 93.0, "line rate: {}", at(1.0, 96 << 10));
+    assert!(at(1.0, 64 << 10) < 91.0, "just below the loop");
+    for f in ["credit-loop.json", "credit_loop.png", "credit_loop.svg"] {
+        assert!(dir.path().join("cl").join(f).is_file(), "{f}");
+    }
+    assert!(stdout(&o).contains("largest difference between measured and model"));
+}
+
+#[test]
+fn a_short_update_period_makes_the_model_a_lower_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "credit-loop",
+            "--update-period",
+            "500ns",
+            "--buffers",
+            "4KiB,8KiB,16KiB",
+            "--cables",
+            "10,100",
+            "--flow-size",
+            "4MiB",
+            "--out",
+            "cl",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.path().join("cl/credit-loop.csv")).expect("csv");
+    for (cable, buffer, model, measured, error, long_batch) in rows(&csv) {
+        if long_batch {
+            assert!(error > -2.0, "{cable} m {buffer} B: {measured} < {model}");
+        } else {
+            assert!(
+                error.abs() < 2.0,
+                "{cable} m {buffer} B: {measured} vs {model}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_buffer_below_one_frame_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(&["credit-loop", "--buffers", "1KiB"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--buffers: 1024 B holds no frame of 1048 B"));
+    let o = headroom(&["credit-loop", "--cables", "-3"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a cable of 0 to"), "{}", stderr(&o));
+}
+
+/// An 8:1 incast of 256 KiB each into a 2 MiB switch: PFC must pause.
+const INCAST: &str = r#"
+name = "incast-8to1"
+seed = 1
+
+[topology]
+kind = "star"
+hosts = 9
+rate = "100Gbps"
+delay = "1us"
+
+[fabric.credit]
+vls = 4
+vl_buffer = "32KiB"
+
+[switch]
+buffer = "2MiB"
+
+[host]
+ack_prio = 0
+
+[host.cc]
+algorithm = "none"
+
+[[workload]]
+kind = "incast"
+sender_count = 8
+receiver = 0
+size = "256KiB"
+start = "0us"
+prio = 3
+"#;
+
+#[test]
+fn compare_runs_one_incast_under_pfc_and_under_credits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("incast.toml"), INCAST).expect("write");
+    let o = headroom(
+        &[
+            "compare",
+            "incast.toml",
+            "--flow-control",
+            "pfc,credit",
+            "--no-plots",
+            "--out",
+            "cmp",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.lines().any(|l| l.starts_with("PFC ")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("CREDIT ")), "{table}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("cmp/compare.json")).expect("json"))
+            .expect("valid json");
+    let runs = doc["runs"].as_array().expect("runs");
+    let run = |k: &str| {
+        runs.iter()
+            .find(|r| r["flow_control"] == k)
+            .unwrap_or_else(|| panic!("a {k} run"))
+    };
+    let (pfc, credit) = (run("pfc"), run("credit"));
+    for r in [pfc, credit] {
+        assert_eq!(r["lossless_drops"], 0, "{r}");
+        assert_eq!(r["flows_finished"], 8, "{r}");
+    }
+    assert!(
+        pfc["queue_pauses"].as_u64().expect("n") > 0,
+        "PFC pauses: {pfc}"
+    );
+    assert_eq!(pfc["credit_blocked_ms"], 0.0);
+    assert_eq!(credit["queue_pauses"], 0, "credits never pause: {credit}");
+    assert!(
+        credit["credit_blocked_ms"].as_f64().expect("ms") > 0.0,
+        "{credit}"
+    );
+    assert!(credit["credit_updates"].as_u64().expect("n") > 0);
+    let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).expect("csv");
+    assert!(csv.starts_with("flow_control,"), "{csv}");
+    for k in ["pfc", "credit"] {
+        let summary = std::fs::read_to_string(dir.path().join(format!("cmp/{k}/summary.json")))
+            .expect("summary");
+        assert!(
+            summary.contains(&format!("\"flow_control\": \"{k}\"")),
+            "{k}"
+        );
+    }
+    // An unknown or repeated kind, or a kind with --mmu, is refused before anything runs.
+    for args in [
+        &[
+            "compare",
+            "incast.toml",
+            "--flow-control",
+            "ethernet",
+            "--out",
+            "bad",
+        ][..],
+        &[
+            "compare",
+            "incast.toml",
+            "--flow-control",
+            "pfc,pfc",
+            "--out",
+            "bad",
+        ][..],
+        &[
+            "compare",
+            "incast.toml",
+            "--flow-control",
+            "pfc",
+            "--mmu",
+            "sih",
+            "--out",
+            "bad",
+        ][..],
+    ] {
+        let o = headroom(args, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!dir.path().join("bad").exists(), "{args:?} wrote outputs");
+    }
+}
