@@ -35,7 +35,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', default_value = "sih,shp,dsh")]
     mmu: Vec<String>,
     /// Compare congestion-control algorithms instead, comma-separated: dcqcn, dctcp,
-    /// timely, hpcc, powertcp, none (the scenario's scheme for all; its `[host.cc]`
+    /// timely, hpcc, powertcp, ib-cc, none (the scenario's scheme for all; its `[host.cc]`
     /// parameters for its own algorithm, the defaults of `docs/scenario.md` for the others).
     #[arg(long, value_delimiter = ',', conflicts_with = "mmu")]
     cc: Vec<String>,
@@ -78,8 +78,9 @@ pool; DSH: dynamic and shared headroom.";
 /// What the algorithm names mean, printed under a `--cc` table.
 const CC_LEGEND: &str = "DCQCN: rate cuts on CNPs; DCTCP: cuts by the fraction of ECN-echoed \
 ACKs; TIMELY: rate from the RTT gradient; HPCC: rate from INT link utilization; PowerTCP: rate \
-from link power (queue and its growth) by INT, or by RTTs in delay mode; none: line rate, PFC \
-only.";
+from link power (queue and its growth) by INT, or by RTTs in delay mode; IB-CC: InfiniBand CC, \
+switches mark FECN above a queue threshold and sources step a table of inter-packet delays per \
+BECN; none: line rate, PFC only.";
 
 /// What the detector names mean, printed under a `--detector` table.
 const DETECTOR_LEGEND: &str = "RED: ECN marks by queue length alone; TCD: ternary congestion \
@@ -164,7 +165,7 @@ pub(crate) fn check_schemes(names: &[String]) -> Result<()> {
 fn cc_named(name: &str, payload: u64) -> Result<CcConfig> {
     CcConfig::named(name, payload).ok_or_else(|| {
         miette!(
-            "--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc, powertcp or none)"
+            "--cc: unknown algorithm `{name}` (expected dcqcn, dctcp, timely, hpcc, powertcp, ib-cc or none)"
         )
     })
 }

@@ -180,6 +180,37 @@ fn on_credit_links_the_port_out_of_credit_is_undetermined() {
 }
 
 #[test]
+fn infiniband_cc_with_tcd_marks_fecn_at_the_root_and_spares_the_victim() {
+    // IB CC on the same credit fabric: FECN by queue length (red) or only from a port in
+    // the congestion state (tcd). Measured: P2 CE-marks 48 % (red) and 23 % (tcd, which
+    // marks 26 % UE); the victim's rate 26.6 and 31.3 Gb/s.
+    let (p2, p3) = ((19, 2), (20, 2));
+    let red = run("credit/ib-cc-micro-single.toml", "red");
+    let tcd = run("credit/ib-cc-micro-single.toml", "tcd");
+    for (name, w) in [("red", &red), ("tcd", &tcd)] {
+        let root = w.port(p3.0, p3.1);
+        assert!(fraction(root, 1) > 0.8, "{name}: FECN at P3 {root:?}");
+        assert_eq!(root[2], 0, "{name}: the root is never undetermined");
+    }
+    let (starved_red, starved_tcd) = (red.port(p2.0, p2.1), tcd.port(p2.0, p2.1));
+    assert_eq!(starved_red[2], 0);
+    assert!(
+        starved_tcd[2] > 0 && starved_tcd[3] > 0,
+        "tcd: P2 undetermined: {starved_tcd:?}"
+    );
+    assert!(
+        fraction(starved_tcd, 1) < 0.75 * fraction(starved_red, 1),
+        "fewer FECN at P2 with TCD: {starved_tcd:?} vs {starved_red:?}"
+    );
+    assert!(
+        tcd.victim_gbps > 1.1 * red.victim_gbps,
+        "the victim's rate: {:.1} Gb/s with TCD, {:.1} without",
+        tcd.victim_gbps,
+        red.victim_gbps
+    );
+}
+
+#[test]
 fn two_congestion_points_tcd_still_marks_the_paused_root() {
     // micro-multi: SW0 = node 24, SW1 = node 25.
     let (p2, p3) = ((24, 2), (25, 2));

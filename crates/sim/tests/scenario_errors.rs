@@ -877,3 +877,75 @@ fn credit_fabric_errors_name_their_field() {
         "\"0us\"",
     );
 }
+
+#[test]
+fn infiniband_cc_errors_name_their_field() {
+    let ib = format!("{BASE}\n[host.cc]\nalgorithm = \"ib-cc\"\n");
+    check(
+        &format!("{ib}cct = [0, 0.5, 0.25, 1]\n"),
+        "host.cc.cct[2]",
+        "entry 2 (0.25) is below entry 1 (0.5): the table must not decrease",
+        "0.25",
+    );
+    check(
+        &format!("{ib}cct = [0, -1]\n"),
+        "host.cc.cct[1]",
+        "an inter-packet delay is 0 or more",
+        "-1",
+    );
+    check(
+        &format!("{ib}cct = []\n"),
+        "host.cc.cct",
+        "a table of 1 to 16,384 entries",
+        "[]",
+    );
+    check(
+        &format!("{ib}cct = [0, 1]\ncct_entries = 64\n"),
+        "host.cc.cct_entries",
+        "either listed (cct) or generated",
+        "64",
+    );
+    check(
+        &format!("{ib}cct = [0, 1, 2]\nccti_limit = 3\n"),
+        "host.cc.ccti_limit",
+        "",
+        "3",
+    );
+    check(
+        &format!("{ib}ccti_limit = 10\nccti_min = 11\n"),
+        "host.cc.ccti_min",
+        "",
+        "11",
+    );
+    check(
+        &format!("{ib}ccti_timer = \"0us\"\n"),
+        "host.cc.ccti_timer",
+        "",
+        "\"0us\"",
+    );
+    check(
+        &format!("{ib}reaction = \"fast\"\n"),
+        "host.cc.reaction",
+        "",
+        "reaction",
+    );
+    // Switches mark FECN: at dequeue only, with a threshold and a marking rate of 1 or more.
+    check(
+        &format!("{BASE}\n[switch.ecn]\npoint = \"enqueue\"\n[switch.ecn.fecn]\n"),
+        "switch.ecn.fecn",
+        "it needs point = \"dequeue\"",
+        "[switch.ecn.fecn]",
+    );
+    check(
+        &format!("{BASE}\n[switch.ecn.fecn]\nmarking_rate = 0\n"),
+        "switch.ecn.fecn.marking_rate",
+        "",
+        "0",
+    );
+    check(
+        &format!("{ib}\n[switch.ecn]\npoint = \"enqueue\"\n"),
+        "switch.ecn.point",
+        "FECN (InfiniBand CC) marks the packets a switch forwards",
+        "\"enqueue\"",
+    );
+}

@@ -15,7 +15,8 @@
 //! UE marks (ternary congestion detection) mean "your packets were only paused": DCQCN and
 //! TIMELY hold their rate on UE-only feedback ([`UeReaction`]). DCTCP counts only CE marks
 //! (a UE echo is an unmarked ACK to it), HPCC reads INT and PowerTCP INT or RTT samples, not
-//! marks: all three ignore UE (HPCC and PowerTCP ignore CE echoes too).
+//! marks: all three ignore UE (HPCC and PowerTCP ignore CE echoes too). InfiniBand CC reads
+//! a CE CNP as a BECN and ignores UE: with TCD its switches mark only at roots.
 //!
 //! Invariants: the rate stays within `[min_rate, line_rate]`; nothing here allocates;
 //! feedback an algorithm does not use leaves it unchanged.
@@ -23,6 +24,7 @@
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod ibcc;
 pub mod notify;
 pub mod powertcp;
 pub mod timely;
@@ -34,6 +36,7 @@ use crate::units::{Rate, Time};
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use hpcc::{Hpcc, HpccConfig};
+pub use ibcc::{IbCc, IbCcConfig, IbCcConfigError};
 pub use notify::{NotificationPoint, Reply};
 pub use powertcp::{PowerTcp, PowerTcpConfig, PowerTcpMode};
 pub use timely::{Timely, TimelyConfig};
@@ -135,6 +138,8 @@ pub enum CongestionControl {
     Hpcc(Box<Hpcc>),
     /// PowerTCP, INT or delay mode (boxed like HPCC, for its hop records).
     PowerTcp(Box<PowerTcp>),
+    /// InfiniBand congestion control (CCTI and inter-packet delay).
+    IbCc(IbCc),
 }
 
 impl CongestionControl {
@@ -147,6 +152,7 @@ impl CongestionControl {
             CongestionControl::Timely(t) => t.rate(),
             CongestionControl::Hpcc(h) => h.rate(),
             CongestionControl::PowerTcp(p) => p.rate(),
+            CongestionControl::IbCc(c) => c.rate(),
         }
     }
 
@@ -164,7 +170,8 @@ impl CongestionControl {
                 }
             }
             (CongestionControl::PowerTcp(p), Feedback::Ack(ack)) => p.on_ack(now, ack),
-            (_, Feedback::Cnp { .. }) => {}
+            (CongestionControl::IbCc(c), Feedback::Cnp { ce: true, .. }) => c.on_becn(now),
+            (CongestionControl::IbCc(_), Feedback::Ack(_)) | (_, Feedback::Cnp { .. }) => {}
         }
     }
 
@@ -188,7 +195,9 @@ impl CongestionControl {
     pub fn reads_acks(&self) -> bool {
         !matches!(
             self,
-            CongestionControl::None { .. } | CongestionControl::Dcqcn(_)
+            CongestionControl::None { .. }
+                | CongestionControl::Dcqcn(_)
+                | CongestionControl::IbCc(_)
         )
     }
 
@@ -214,6 +223,7 @@ impl CongestionControl {
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
             CongestionControl::Dcqcn(d) => d.poll_timeout(),
+            CongestionControl::IbCc(c) => c.poll_timeout(),
             _ => None,
         }
     }
@@ -224,14 +234,17 @@ impl CongestionControl {
     pub fn poll_rate_timeout(&self) -> Option<Time> {
         match self {
             CongestionControl::Dcqcn(d) => d.poll_rate_timeout(),
+            CongestionControl::IbCc(c) => c.poll_timeout(),
             _ => None,
         }
     }
 
     /// Runs every timer whose deadline is `<= now`.
     pub fn handle_timeout(&mut self, now: Time) {
-        if let CongestionControl::Dcqcn(d) = self {
-            d.handle_timeout(now);
+        match self {
+            CongestionControl::Dcqcn(d) => d.handle_timeout(now),
+            CongestionControl::IbCc(c) => c.handle_timeout(now),
+            _ => {}
         }
     }
 }
@@ -297,6 +310,25 @@ mod tests {
             cc.on_feedback(Time::from_us(10 * i), &Feedback::Ack(ack));
         }
         assert!(cc.rate() < line);
+    }
+
+    #[test]
+    fn ib_cc_reads_ce_cnps_as_becns_and_ignores_ue_and_acks() {
+        let line = Rate::from_gbps(100);
+        let mut cc = CongestionControl::IbCc(IbCc::new(IbCcConfig::default(), line));
+        assert!(!cc.reads_acks());
+        let ue = Feedback::Cnp {
+            ce: false,
+            ue: true,
+        };
+        cc.on_feedback(Time::ZERO, &ue);
+        assert_eq!(cc.rate(), line, "UE is no BECN");
+        cc.on_feedback(Time::ZERO, &Feedback::Cnp { ce: true, ue: true });
+        assert!(cc.rate() < line);
+        let t = cc.poll_rate_timeout().expect("the CCTI timer runs");
+        cc.handle_timeout(t);
+        assert_eq!(cc.rate(), line, "one step back");
+        assert_eq!(cc.poll_timeout(), None);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! ECN marking and congestion detection at switch egress queues: RED's thresholds per
-//! queue and port rate, where marking happens, and which detector decides the mark.
+//! queue and port rate, or InfiniBand's FECN rule instead of them, where marking happens,
+//! and which detector decides the mark.
 //!
-//! Invariant: a detector other than RED decides at dequeue and needs marking on
-//! ([`EcnConfig::validate`]).
+//! Invariants: a detector other than RED decides at dequeue and needs marking on
+//! ([`EcnConfig::validate`]); FECN marks at dequeue (a switch marks what it forwards).
 
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::tcd::ReleasedConfig;
@@ -46,6 +47,53 @@ pub struct EcnConfig {
     pub queues: [QueueEcn; PRIORITIES],
     /// What decides the mark of a departing packet.
     pub detector: DetectorConfig,
+    /// InfiniBand FECN marking in place of RED's thresholds (`None`: RED; a run whose
+    /// hosts use InfiniBand CC marks FECN with the defaults, [`EcnConfig::fecn_for`]).
+    pub fecn: Option<FecnConfig>,
+}
+
+/// InfiniBand FECN marking at a switch egress (port, VL) (IBA Annex A10): a packet it
+/// forwards is marked when the queue holds at least `threshold` bytes, the packet is at
+/// least `packet_size` bytes, and it is the first of `marking_rate` such packets; on a
+/// credit link a port whose VL is out of credit (a victim, not the root) marks only with
+/// `victim_mask`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FecnConfig {
+    /// Queue bytes from which the queue is congested.
+    pub threshold: u64,
+    /// Mark one of every this many eligible packets (1: every one).
+    pub marking_rate: u32,
+    /// Smallest packet marked, in bytes.
+    pub packet_size: u64,
+    /// A port out of credit marks too.
+    pub victim_mask: bool,
+}
+
+impl Default for FecnConfig {
+    /// 64 KiB, every eligible packet of any size, victims too (marking by queue length
+    /// alone, as without TCD). With InfiniBand CC's default table and timer this holds N
+    /// flows through a 100 Gb/s bottleneck at fair shares with the queue below it
+    /// (`cc_convergence.rs`).
+    fn default() -> Self {
+        FecnConfig {
+            threshold: 64 << 10,
+            marking_rate: 1,
+            packet_size: 0,
+            victim_mask: true,
+        }
+    }
+}
+
+impl FecnConfig {
+    /// The threshold as the RED rule every marking queue evaluates: always at or above
+    /// it, never below.
+    pub fn as_red(&self) -> RedConfig {
+        RedConfig {
+            kmin: self.threshold,
+            kmax: self.threshold,
+            pmax: 1.0,
+        }
+    }
 }
 
 impl EcnConfig {
@@ -73,14 +121,31 @@ impl EcnConfig {
     }
 
     /// Thresholds of egress queue `queue` on a port of `rate`; `None` if it does not mark.
-    pub fn queue_red(&self, rate: Rate, queue: usize) -> Option<RedConfig> {
+    /// With FECN (`fecn`) a marking queue takes its threshold.
+    pub fn queue_red(
+        &self,
+        rate: Rate,
+        queue: usize,
+        fecn: Option<&FecnConfig>,
+    ) -> Option<RedConfig> {
         if !self.enabled {
             return None;
         }
-        match self.queues[queue] {
-            QueueEcn::Inherit => Some(self.red_for(rate)),
-            QueueEcn::Off => None,
-            QueueEcn::Red(r) => Some(r),
+        let red = match self.queues[queue] {
+            QueueEcn::Inherit => self.red_for(rate),
+            QueueEcn::Off => return None,
+            QueueEcn::Red(r) => r,
+        };
+        Some(fecn.map_or(red, FecnConfig::as_red))
+    }
+
+    /// The FECN rule of a run whose hosts use `cc`: the configured one, else the defaults
+    /// when the hosts run InfiniBand CC; `None`: RED.
+    pub fn fecn_for(&self, cc: &super::CcConfig) -> Option<FecnConfig> {
+        match (self.fecn, cc) {
+            (Some(f), _) => Some(f),
+            (None, super::CcConfig::IbCc(_)) => Some(FecnConfig::default()),
+            (None, _) => None,
         }
     }
 }
@@ -94,6 +159,7 @@ impl Default for EcnConfig {
             by_rate: Vec::new(),
             queues: [QueueEcn::Inherit; PRIORITIES],
             detector: DetectorConfig::Red,
+            fecn: None,
         }
     }
 }

@@ -20,8 +20,8 @@ use headroom_mech::buffer::formula::{self, SonicInputs};
 use headroom_mech::buffer::mmu::{MmuConfig, Reservation};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
-    CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, NotificationPoint,
-    PowerTcp, PowerTcpConfig, PowerTcpMode, Timely, TimelyConfig, Window,
+    CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, IbCc, IbCcConfig,
+    NotificationPoint, PowerTcp, PowerTcpConfig, PowerTcpMode, Timely, TimelyConfig, Window,
 };
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::units::{Rate, Time};
@@ -32,7 +32,7 @@ mod fabric;
 mod marking;
 mod validate;
 pub use fabric::{CreditConfig, FabricConfig, FlowControlKind, UPDATE_SYMBOLS};
-pub use marking::{DetectorConfig, EcnConfig, EcnPoint, QueueEcn};
+pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 
 /// Everything one run needs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -466,6 +466,9 @@ pub enum CcConfig {
     Hpcc(HpccConfig),
     /// PowerTCP (INT from every switch egress, or RTT samples in delay mode).
     PowerTcp(PowerTcpConfig),
+    /// InfiniBand congestion control (switches mark FECN, destinations return BECNs,
+    /// sources keep a CCTI).
+    IbCc(IbCcConfig),
 }
 
 /// What a flow's sender knows of its path before it starts.
@@ -489,6 +492,7 @@ impl CcConfig {
             CcConfig::Timely(_) => "timely",
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::PowerTcp(_) => "powertcp",
+            CcConfig::IbCc(_) => "ib-cc",
         }
     }
 
@@ -509,6 +513,7 @@ impl CcConfig {
             CcConfig::PowerTcp(p) => {
                 CongestionControl::PowerTcp(Box::new(PowerTcp::new(p.clone(), line_rate, path.rtt)))
             }
+            CcConfig::IbCc(c) => CongestionControl::IbCc(IbCc::new(c.clone(), line_rate)),
         }
     }
 
@@ -525,6 +530,8 @@ impl CcConfig {
             | CcConfig::Timely(_)
             | CcConfig::Hpcc(_)
             | CcConfig::PowerTcp(_) => NotificationPoint::Echo,
+            // A BECN for every FECN-marked packet.
+            CcConfig::IbCc(_) => NotificationPoint::cnp(Time::ZERO),
         }
     }
 
@@ -541,6 +548,7 @@ impl CcConfig {
             "timely" => CcConfig::Timely(TimelyConfig::default()),
             "hpcc" => CcConfig::Hpcc(HpccConfig::default()),
             "powertcp" => CcConfig::PowerTcp(PowerTcpConfig::default()),
+            "ib-cc" => CcConfig::IbCc(IbCcConfig::default()),
             _ => return None,
         })
     }

@@ -2,7 +2,7 @@
 //! hosts, parameters in their ranges, the fabric's flow control, and every switch's
 //! reservations fitting its buffer (the MMU the run would build accepts them).
 
-use super::{ConfigError, FlowControlKind, SimConfig};
+use super::{CcConfig, ConfigError, EcnPoint, FlowControlKind, SimConfig};
 use crate::topology::NodeKind;
 use headroom_mech::buffer::mmu::Mmu;
 use headroom_mech::units::{Rate, Time};
@@ -44,6 +44,29 @@ impl SimConfig {
         }
         if let Err(reason) = self.switch.ecn.validate() {
             return param("switch.ecn.detector", reason);
+        }
+        if self.switch.ecn.fecn_for(&self.host.cc).is_some() {
+            if self.switch.ecn.point != EcnPoint::Dequeue {
+                return param(
+                    "switch.ecn.point",
+                    "FECN (InfiniBand CC) marks the packets a switch forwards: it needs \
+                     point = \"dequeue\"",
+                );
+            }
+            if !self.switch.ecn.enabled {
+                return param(
+                    "switch.ecn.enabled",
+                    "InfiniBand CC needs its switches to mark FECN (enabled = true)",
+                );
+            }
+        }
+        if let CcConfig::IbCc(c) = &self.host.cc {
+            if let Err(e) = c.validate() {
+                return Err(ConfigError::Parameter {
+                    field: "host.cc.cct",
+                    reason: e.to_string(),
+                });
+            }
         }
         // The engine's frame sizes are 32-bit (`Packet::size`).
         let frame_limit = u64::from(u32::MAX);

@@ -15,6 +15,12 @@
 //! departure (within one frame time of the resume when the port was idle), at the next
 //! PFC frame or credit update, or at the next sample.
 //!
+//! InfiniBand FECN (`FecnConfig`, with InfiniBand CC) replaces RED's thresholds by its
+//! own (always at or above it, never below: no random draw) and then keeps a packet's mark
+//! only if it is large enough, the first of `marking_rate` eligible ones at its queue, and,
+//! without the victim mask, its VL had credit throughout the last update period (a port
+//! starved of credit is a victim, not a root). With TCD the detector decides on that.
+//!
 //! Random numbers: RED's uniform draw comes from the switch's own ECN stream. At enqueue one
 //! is drawn for every data packet that reaches a marking queue; at dequeue only when the
 //! marking probability is strictly between 0 and 1 (as the ns-3 HPCC simulator's switch
@@ -29,7 +35,7 @@
 use super::packet::Kind;
 use super::port::Port;
 use super::{Simulation, Slot};
-use crate::config::{DetectorConfig, EcnPoint, SchemeConfig, SimConfig};
+use crate::config::{DetectorConfig, EcnPoint, FecnConfig, SchemeConfig, SimConfig};
 use crate::results::{MarkSample, QueueMarking};
 use headroom_mech::congestion_point::{CongestionPoint, Detector};
 use headroom_mech::ecn::{Mark, RedConfig};
@@ -55,6 +61,10 @@ pub(super) struct Marking {
     sampled: Vec<[u64; 3]>,
     /// Rows of `marks.csv`.
     pub(super) samples: Vec<MarkSample>,
+    /// InfiniBand FECN's filters, when the run marks FECN.
+    fecn: Option<FecnConfig>,
+    /// Per congestion point, with FECN: eligible packets seen, modulo `marking_rate`.
+    fecn_seen: Vec<u32>,
 }
 
 impl Marking {
@@ -71,6 +81,7 @@ impl Marking {
         let mut m = Marking {
             reads_pauses: cfg.switch.ecn.detector != DetectorConfig::Red,
             slots: vec![u32::MAX; ports.len() * PRIORITIES],
+            fecn: cfg.switch.ecn.fecn_for(&cfg.host.cc),
             ..Marking::default()
         };
         for (gp, p) in ports.iter().enumerate() {
@@ -107,6 +118,9 @@ impl Marking {
         }
         if cfg.record.sample_interval.is_some() {
             m.sampled = vec![[0; 3]; m.points.len()];
+        }
+        if m.fecn.is_some() {
+            m.fecn_seen = vec![0; m.points.len()];
         }
         m
     }
@@ -198,6 +212,8 @@ impl Simulation {
             return;
         };
         let now = self.now;
+        let red_marks =
+            red_marks && (self.marking.fecn.is_none() || self.fecn_keeps(port, q, pkt, i));
         if self.marking.reads_pauses {
             let fc = &self.ports[port as usize].fc;
             let latest = fc.latest_until(q as u8);
@@ -213,6 +229,34 @@ impl Simulation {
             let pk = self.arena.get_mut(pkt);
             pk.mark = pk.mark.upgrade(mark);
         }
+    }
+
+    /// Whether FECN keeps the mark its threshold gave data packet `pkt` leaving queue `q`
+    /// of `port` (congestion point `i`): large enough, the first of `marking_rate`
+    /// eligible ones, and not from a victim unless the victim mask says so.
+    #[inline(never)]
+    fn fecn_keeps(&mut self, port: u32, q: usize, pkt: u32, i: usize) -> bool {
+        let Some(f) = self.marking.fecn else {
+            return true;
+        };
+        if u64::from(self.arena.get(pkt).size) < f.packet_size {
+            return false;
+        }
+        let p = &self.ports[port as usize];
+        if let (false, Some(c)) = (f.victim_mask, p.fc.credit()) {
+            let period = self.cfg.fabric.credit.policy(p.rate).period;
+            let starved = c
+                .tx(q as u8)
+                .last_block()
+                .is_some_and(|(_, end)| end > self.now.saturating_sub(period));
+            if starved {
+                return false;
+            }
+        }
+        let seen = &mut self.marking.fecn_seen[i];
+        let first = *seen == 0;
+        *seen = (*seen + 1) % f.marking_rate.max(1);
+        first
     }
 
     /// Hands the congestion points of `port`'s queues `classes` (bit q: queue q) their

@@ -210,6 +210,7 @@ impl Simulation {
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
         let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
+        let fecn = cfg.switch.ecn.fecn_for(&cfg.host.cc);
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
         for (node, a) in adj.iter().enumerate() {
             for (local, &(peer, link)) in a.iter().enumerate() {
@@ -227,7 +228,7 @@ impl Simulation {
                 };
                 let ecn = &cfg.switch.ecn;
                 let queues: [Option<RedConfig>; PRIORITIES] =
-                    std::array::from_fn(|q| ecn.queue_red(l.rate, q));
+                    std::array::from_fn(|q| ecn.queue_red(l.rate, q, fecn.as_ref()));
                 let red_class = match red.iter().position(|r| *r == queues) {
                     Some(i) => i,
                     None => {

@@ -15,8 +15,8 @@
 use super::fields::{Cx, Fld, Res};
 use crate::config::{CcConfig, CnpMode, NicBufferConfig, SimConfig, WindowConfig};
 use headroom_mech::cc::{
-    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
-    UeReaction,
+    DcqcnConfig, DcqcnVariant, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode,
+    TimelyConfig, UeReaction,
 };
 
 pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
@@ -108,7 +108,7 @@ pub(super) fn parse_host(cx: &Cx, f: &Fld, config: &mut SimConfig) -> Res<()> {
 }
 
 /// The keys of `[host.cc]` per `algorithm`.
-pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 6] = [
+pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 7] = [
     (
         "dcqcn",
         &[
@@ -171,6 +171,19 @@ pub(super) const CC_ALGORITHMS: [(&str, &[&str]); 6] = [
             "fast_react",
             "int_multi",
             "base_rtt_slack",
+        ],
+    ),
+    (
+        "ib-cc",
+        &[
+            "algorithm",
+            "ccti_increase",
+            "ccti_limit",
+            "ccti_min",
+            "ccti_timer",
+            "cct",
+            "cct_entries",
+            "cct_slowest",
         ],
     ),
     ("none", &["algorithm"]),
@@ -319,8 +332,88 @@ fn parse_cc(cx: &Cx, f: &Fld, mtu_payload: u64) -> Res<CcConfig> {
             Ok(CcConfig::Hpcc(d))
         }
         "powertcp" => parse_powertcp(cx, &mut t).map(CcConfig::PowerTcp),
+        "ib-cc" => parse_ib_cc(cx, &mut t).map(CcConfig::IbCc),
         _ => parse_dcqcn(cx, &mut t).map(CcConfig::Dcqcn),
     }
+}
+
+/// InfiniBand CC: the table is `cct` (delays as multiples of a packet's time, never
+/// decreasing) or generated (`cct_entries` down to 1/`cct_slowest` of line rate); the
+/// limit defaults to the table's last index.
+fn parse_ib_cc(cx: &Cx, t: &mut super::fields::Tbl) -> Res<IbCcConfig> {
+    let mut c = IbCcConfig::default();
+    let listed = t.get(cx, "cct");
+    let entries = t.get(cx, "cct_entries");
+    let slowest = t.get(cx, "cct_slowest");
+    if let Some(list) = &listed {
+        if let Some(other) = entries.as_ref().or(slowest.as_ref()) {
+            return Err(other.err(
+                cx,
+                "the table is either listed (cct) or generated (cct_entries, cct_slowest), not both",
+            ));
+        }
+        let items = list.array(cx)?;
+        if items.is_empty() || items.len() > 16_384 {
+            return Err(list.err(cx, "a table of 1 to 16,384 entries (IBA's largest)"));
+        }
+        let mut table = Vec::with_capacity(items.len());
+        for (i, node) in items.iter().enumerate() {
+            let e = list.elem(i, node);
+            let v = e.float(cx)?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(e.err(cx, format!("an inter-packet delay is 0 or more, found {v}")));
+            }
+            if let Some(&previous) = table.last() {
+                if v < previous {
+                    return Err(e.err(
+                        cx,
+                        format!(
+                            "entry {i} ({v}) is below entry {} ({previous}): the table must not \
+                             decrease (a higher index never sends faster)",
+                            i - 1
+                        ),
+                    ));
+                }
+            }
+            table.push(v);
+        }
+        c.table = table.into();
+    } else if entries.is_some() || slowest.is_some() {
+        let n = match &entries {
+            // 2..=16384 fits in usize.
+            Some(x) => x.uint(cx, 2, 16_384)? as usize,
+            None => c.table.len(),
+        };
+        let s = match &slowest {
+            Some(x) => {
+                let v = x.float(cx)?;
+                if !(1.0..=1e6).contains(&v) {
+                    return Err(x.err(cx, format!("a slowdown of 1 to 1,000,000, found {v}")));
+                }
+                v
+            }
+            None => 128.0,
+        };
+        c.table = IbCcConfig::geometric_table(n, s);
+    }
+    let last = u64::try_from(c.table.len() - 1).unwrap_or(u64::MAX);
+    c.ccti_limit = match t.get(cx, "ccti_limit") {
+        // At most the table's last index, below 16,384.
+        Some(x) => x.uint(cx, 0, last)? as u16,
+        None => last as u16,
+    };
+    if let Some(x) = t.get(cx, "ccti_min") {
+        // At most the limit.
+        c.ccti_min = x.uint(cx, 0, u64::from(c.ccti_limit))? as u16;
+    }
+    if let Some(x) = t.get(cx, "ccti_increase") {
+        // 1..=65535 fits in u16.
+        c.ccti_increase = x.uint(cx, 1, 65_535)? as u16;
+    }
+    if let Some(x) = t.get(cx, "ccti_timer") {
+        c.ccti_timer = x.positive_time(cx)?;
+    }
+    Ok(c)
 }
 
 fn parse_powertcp(cx: &Cx, t: &mut super::fields::Tbl) -> Res<PowerTcpConfig> {

@@ -13,8 +13,8 @@
 
 use super::fields::{join, unit_reason, Cx, Fld, Quantity, Res, Tbl};
 use crate::config::{
-    Admission, AlphaPolicy, DetectorConfig, EcnConfig, EcnPoint, HeadroomSizing, QueueEcn,
-    SchemeConfig, ShpPool, SwitchConfig,
+    Admission, AlphaPolicy, DetectorConfig, EcnConfig, EcnPoint, FecnConfig, HeadroomSizing,
+    QueueEcn, SchemeConfig, ShpPool, SwitchConfig,
 };
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::mmu::Reservation;
@@ -214,7 +214,7 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         e.check_keys(
             cx,
             &[
-                "enabled", "point", "kmin", "kmax", "pmax", "queue", "detector", "tcd",
+                "enabled", "point", "kmin", "kmax", "pmax", "queue", "detector", "tcd", "fecn",
             ],
         )?;
         if let Some(x) = e.get(cx, "enabled") {
@@ -234,6 +234,15 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
             sw.ecn.red = Some(r);
         }
         parse_detector(cx, &mut e, &mut sw.ecn)?;
+        if let Some(x) = e.get(cx, "fecn") {
+            if sw.ecn.point != EcnPoint::Dequeue {
+                return Err(x.err(
+                    cx,
+                    "FECN marks the packets a switch forwards: it needs point = \"dequeue\"",
+                ));
+            }
+            sw.ecn.fecn = Some(parse_fecn(cx, &x)?);
+        }
         if let Some(qs) = e.get(cx, "queue") {
             let qt = qs.table(cx)?;
             for entry in qt.entries {
@@ -580,3 +589,27 @@ fn parse_scheme(cx: &Cx, t: &mut Tbl, sw: &mut SwitchConfig) -> Res<()> {
 
 /// DSH's default hysteresis: one MTU-sized (1500 B) packet.
 const DSH_DEFAULT_DELTA: u64 = 1500;
+
+/// `[switch.ecn.fecn]`: InfiniBand FECN marking (every key optional).
+fn parse_fecn(cx: &Cx, f: &Fld) -> Res<FecnConfig> {
+    let mut t = f.table(cx)?;
+    t.check_keys(
+        cx,
+        &["threshold", "marking_rate", "packet_size", "victim_mask"],
+    )?;
+    let mut c = FecnConfig::default();
+    if let Some(x) = t.get(cx, "threshold") {
+        c.threshold = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "marking_rate") {
+        // 1..=65535 fits in u32.
+        c.marking_rate = x.uint(cx, 1, 65_535)? as u32;
+    }
+    if let Some(x) = t.get(cx, "packet_size") {
+        c.packet_size = x.bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "victim_mask") {
+        c.victim_mask = x.boolean(cx)?;
+    }
+    Ok(c)
+}
