@@ -8,7 +8,7 @@
 
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
-use headroom_sim::config::DetectorConfig;
+use headroom_sim::config::{DetectorConfig, FlowControlKind};
 use headroom_sim::hpcc_config;
 use miette::{miette, Result};
 use std::path::PathBuf;
@@ -55,6 +55,11 @@ pub struct BenchArgs {
     /// tcd-released (the authors' rule, 40 us); senders hold on UE-only CNPs.
     #[arg(long, value_parser = ["red", "tcd", "tcd-released"], default_value = "red")]
     detector: String,
+    /// The same benchmark on another link flow control: pfc (the config's) or credit
+    /// (InfiniBand-style credits with the default `[fabric.credit]`: 8 VLs, 128 KiB per
+    /// ingress port and VL).
+    #[arg(long, value_parser = ["pfc", "credit"], default_value = "pfc")]
+    flow_control: String,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -85,6 +90,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .ecn
         .validate()
         .map_err(|reason| miette!("--detector {}: {reason}", a.detector))?;
+    if a.flow_control == "credit" {
+        run.config.fabric.kind = FlowControlKind::Credit;
+        run.config
+            .validate()
+            .map_err(|e| miette!("--flow-control credit: {e}"))?;
+    }
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
     let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;
