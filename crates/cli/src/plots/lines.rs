@@ -6,10 +6,7 @@
 //! Invariants: both axes start at zero and end 10 % above the largest value; a group
 //! without points draws nothing but its legend entry.
 
-use super::{
-    axis_desc_style, draw_legend, draw_marker, label_style, layout, tick, trace, DrawResult, Mark,
-    COLORS, GREY_300,
-};
+use super::{draw_legend, draw_marker, layout, linear_chart, trace, DrawResult, Mark, COLORS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -56,21 +53,7 @@ pub(super) fn chart<DB: DrawingBackend>(
     };
     let x_end = all().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9) * 1.1;
     let y_end = all().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.1;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(20)
-        .x_label_area_size(70)
-        .y_label_area_size(100)
-        .build_cartesian_2d(0f64..x_end, 0f64..y_end)?;
-    chart
-        .configure_mesh()
-        .x_desc(d.x_desc.as_str())
-        .y_desc(d.y_desc.as_str())
-        .axis_desc_style(axis_desc_style())
-        .label_style(label_style())
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(GREY_300.mix(0.4))
-        .draw()?;
+    let mut chart = linear_chart(&plot, (x_end, y_end), (&d.x_desc, &d.y_desc))?;
     for (i, g) in d.groups.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         chart.draw_series(DashedLineSeries::new(

@@ -876,6 +876,31 @@ fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Linear axes from zero to `ends` (x, y) on `plot`, described by `descs`, with the
+/// mesh drawn: what the occupancy and line charts share.
+fn linear_chart<'a, DB: DrawingBackend>(
+    plot: &'a Area<DB>,
+    (x_end, y_end): (f64, f64),
+    (x_desc, y_desc): (&str, &str),
+) -> Result<LinearChart<'a, DB>, AreaError<DB>> {
+    let mut chart = ChartBuilder::on(plot)
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(0f64..x_end, 0f64..y_end)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(axis_desc_style())
+        .label_style(label_style())
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .light_line_style(GREY_300.mix(0.4))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A binary byte unit for an axis: divisor and name.
 fn byte_unit(max: u64) -> (f64, &'static str) {
     if max >= 10 << 30 {
@@ -1030,21 +1055,9 @@ fn occupancy_chart<DB: DrawingBackend>(
         entries.push(("dashed: headroom in use".to_string(), Mark::Dashed(BLACK)));
     }
     let (plot, side) = layout(root, &title, &entries)?;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(20)
-        .x_label_area_size(70)
-        .y_label_area_size(100)
-        .build_cartesian_2d(0f64..x_end, 0f64..y_end)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("simulated time ({tunit})"))
-        .y_desc(format!("buffer in use ({yunit})"))
-        .axis_desc_style(axis_desc_style())
-        .label_style(label_style())
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(GREY_300.mix(0.4))
-        .draw()?;
+    let x_desc = format!("simulated time ({tunit})");
+    let y_desc = format!("buffer in use ({yunit})");
+    let mut chart = linear_chart(&plot, (x_end, y_end), (&x_desc, &y_desc))?;
     for (i, s) in d.series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let used = s
@@ -1234,7 +1247,7 @@ fn row_chart<'a, DB: DrawingBackend>(
     n: usize,
     x_desc: &str,
     y_desc: &str,
-) -> Result<RowChart<'a, DB>, AreaError<DB>> {
+) -> Result<LinearChart<'a, DB>, AreaError<DB>> {
     let mut chart = ChartBuilder::on(plot)
         .margin(20)
         .x_label_area_size(70)
@@ -1255,8 +1268,8 @@ fn row_chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
-/// A chart made by [`row_chart`].
-type RowChart<'a, DB> = ChartContext<
+/// A chart with linear axes of `f64` ([`row_chart`], [`linear_chart`]).
+type LinearChart<'a, DB> = ChartContext<
     'a,
     DB,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
@@ -1265,7 +1278,7 @@ type RowChart<'a, DB> = ChartContext<
 /// Draws row `i`'s label right-aligned against the y axis of `chart`, on `root`.
 fn draw_row_labels<DB: DrawingBackend>(
     root: &Area<DB>,
-    chart: &RowChart<'_, DB>,
+    chart: &LinearChart<'_, DB>,
     labels: &[String],
 ) -> DrawResult<DB> {
     let n = labels.len();
