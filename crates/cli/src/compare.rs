@@ -278,6 +278,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     let by_detector = !a.detector.is_empty();
     let by_flow_control = !a.flow_control.is_empty();
     for (flag, list) in [
+        ("--cc", &a.cc),
         ("--detector", &a.detector),
         ("--flow-control", &a.flow_control),
     ] {
@@ -288,11 +289,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
     }
     if by_cc {
-        for (i, c) in a.cc.iter().enumerate() {
+        for c in &a.cc {
             cc_named(c, 1)?;
-            if a.cc[..i].contains(c) {
-                return Err(miette!("--cc: `{c}` is listed twice"));
-            }
         }
     } else if !by_detector && !by_flow_control {
         check_schemes(&a.mmu)?;

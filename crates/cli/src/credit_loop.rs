@@ -14,7 +14,9 @@
 use clap::Args;
 use headroom_mech::credit::{self, CreditLoop, FCP_BYTES};
 use headroom_mech::units::{parse_bytes, parse_time, Rate, Time};
-use headroom_sim::config::{CcConfig, CreditConfig, FlowControlKind, SimConfig};
+use headroom_sim::config::{
+    CcConfig, CreditConfig, FlowControlKind, HostConfig, LinkConfig, SimConfig,
+};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
 use headroom_sim::topology::{builders, NodeId};
@@ -185,12 +187,8 @@ fn us(t: Time) -> String {
 
 /// Runs `headroom credit-loop`.
 pub fn run(a: CreditLoopArgs) -> Result<ExitCode> {
-    let host = SimConfig::new(
-        builders::star(2, a.rate, Time::ZERO).map_err(|e| miette!("{e}"))?,
-        Vec::new(),
-    );
-    let overhead = host.link.frame_overhead;
-    let frame = a.payload + host.host.header_bytes;
+    let overhead = LinkConfig::default().frame_overhead;
+    let frame = HostConfig::default().data_frame_bytes(a.payload);
     let frame_blocks = credit::blocks(frame, a.block);
     let frame_time = a.rate.serialization(frame + overhead);
     let fcp_time = a.rate.serialization(FCP_BYTES + overhead);

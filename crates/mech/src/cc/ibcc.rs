@@ -47,7 +47,7 @@ pub enum IbCcConfigError {
     #[error("the congestion control table is empty")]
     EmptyTable,
     /// An entry is negative, infinite or not a number.
-    #[error("entry {index} ({value}) is not a delay: entries are 0 or more")]
+    #[error("entry {index} ({value}): an inter-packet delay is 0 or more")]
     BadEntry {
         /// Its index.
         index: usize,
@@ -86,6 +86,17 @@ pub enum IbCcConfigError {
     /// The timer is zero.
     #[error("ccti_timer must be positive")]
     ZeroTimer,
+}
+
+impl IbCcConfigError {
+    /// The table entry the error is about, if it is about one.
+    pub fn entry(&self) -> Option<usize> {
+        match self {
+            IbCcConfigError::BadEntry { index, .. }
+            | IbCcConfigError::NotMonotone { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
 }
 
 impl IbCcConfig {

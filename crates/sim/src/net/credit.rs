@@ -157,12 +157,11 @@ impl Simulation {
         let (fctbs, fccl) = fcp_values(pk.seq);
         let now = self.now;
         let vl = pk.prio;
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port as usize].fc.credit() else {
             debug_assert!(false, "an FCP arrived on a PFC link");
             return;
         };
-        let blocked = c.tx(vl).is_blocked();
-        if blocked {
+        if c.tx(vl).is_blocked() {
             // Congestion detection sees the block before it may end (a refused frame since
             // the last look begins a new one).
             self.report_pauses(port, 1 << vl);

@@ -358,26 +358,20 @@ fn parse_ib_cc(cx: &Cx, t: &mut super::fields::Tbl) -> Res<IbCcConfig> {
         }
         let mut table = Vec::with_capacity(items.len());
         for (i, node) in items.iter().enumerate() {
-            let e = list.elem(i, node);
-            let v = e.float(cx)?;
-            if !v.is_finite() || v < 0.0 {
-                return Err(e.err(cx, format!("an inter-packet delay is 0 or more, found {v}")));
-            }
-            if let Some(&previous) = table.last() {
-                if v < previous {
-                    return Err(e.err(
-                        cx,
-                        format!(
-                            "entry {i} ({v}) is below entry {} ({previous}): the table must not \
-                             decrease (a higher index never sends faster)",
-                            i - 1
-                        ),
-                    ));
-                }
-            }
-            table.push(v);
+            table.push(list.elem(i, node).float(cx)?);
         }
-        c.table = table.into();
+        let checked = IbCcConfig {
+            table: table.into(),
+            ccti_limit: 0,
+            ..IbCcConfig::default()
+        };
+        // The table's own checks (entries 0 or more, never decreasing), on the entry's span.
+        if let Err(e) = checked.validate() {
+            if let Some(i) = e.entry() {
+                return Err(list.elem(i, &items[i]).err(cx, e.to_string()));
+            }
+        }
+        c.table = checked.table;
     } else if entries.is_some() || slowest.is_some() {
         let n = match &entries {
             // 2..=16384 fits in usize.
