@@ -16,17 +16,23 @@
 //! SONiC's formula, which has a cell-occupancy factor, is used with 1-256 B cells and a
 //! small-packet share of 100 %. PAUSE refreshes are sent at half the timer, so the timer is
 //! chosen long enough that half of it exceeds a maximum frame plus the PFC frame.
+//!
+//! In about a third of the cases the links use credits instead (cbfc.md): any VL buffer of
+//! at least one largest frame, 1–8 VLs, any update period and threshold. They must end
+//! the same way, and with every credit returned (`check_credits_drained`). Congestion
+//! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
-    DcqcnConfig, DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
+    DcqcnConfig, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
 };
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, CcConfig, DetectorConfig, HeadroomSizing, SchemeConfig, SimConfig, WindowConfig,
+    AlphaPolicy, CcConfig, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing, SchemeConfig,
+    SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -280,10 +286,56 @@ fn case(seed: u64) -> Case {
         cfg.host.cc = CcConfig::PowerTcp(PowerTcpConfig::for_mode(mode));
         cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
     }
+    // InfiniBand CC in place of the algorithm drawn above (drawn last too): FECN marks at
+    // dequeue, BECNs raise the senders' CCTI.
+    if rng.gen_bool(0.12) {
+        cfg.host.cc = CcConfig::IbCc(IbCcConfig::default());
+        cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
+        cfg.switch.ecn.point = EcnPoint::Dequeue;
+    }
+    // Credit links in place of PFC (drawn last too): any VL buffer of at least one largest
+    // frame, 1-8 VLs, any update period and threshold; every priority, the lossy one
+    // included, maps to a VL (a credit VL is lossless).
+    let mut credit = String::new();
+    if rng.gen_bool(0.3) {
+        let c = &mut cfg.fabric.credit;
+        cfg.fabric.kind = FlowControlKind::Credit;
+        c.vls = pick(&mut rng, &[1u8, 2, 4, 8]);
+        let largest = cfg.host.largest_data_frame();
+        c.vl_buffer = largest + rng.gen_range(0..60_000);
+        c.update_period = Some(Time::from_ns(rng.gen_range(50..6_000)));
+        c.update_threshold = rng.gen_bool(0.5).then(|| rng.gen_range(0..c.vl_buffer));
+        for f in &mut cfg.flows {
+            f.prio %= c.vls;
+        }
+        cfg.host.ack_prio = c.vls - 1;
+        cfg.host.ack_pause_class = c.vls - 1;
+        // Every (port, VL) of the widest switch reserves its VL buffer, plus a little
+        // shared space.
+        let ports = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k == NodeKind::Switch)
+            .map(|(n, _)| {
+                topo.links
+                    .iter()
+                    .filter(|l| l.a.index() == n || l.b.index() == n)
+                    .count() as u64
+            })
+            .max()
+            .unwrap_or(0);
+        cfg.switch.buffer_bytes =
+            ports * u64::from(c.vls) * c.vl_buffer.next_multiple_of(256) + extra;
+        credit = format!(
+            "; credit {} VLs, {} B per VL, update {:?} / {:?}",
+            c.vls, c.vl_buffer, c.update_period, c.update_threshold
+        );
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
-         detector {}",
+         detector {}{credit}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
         alpha.value(),
@@ -307,6 +359,8 @@ fn check(c: &Case) -> Result<(u64, usize), String> {
     sim.run_until(Time::MAX);
     sim.check_invariants()
         .map_err(|e| format!("at the end: {e}"))?;
+    sim.check_credits_drained()
+        .map_err(|e| format!("credits at the end: {e}"))?;
     let r = sim.finish();
     if !r.lossless_drops.is_empty() {
         return Err(format!(
@@ -416,6 +470,40 @@ fn scenarios_exercise_pfc() {
         with_pauses * 2 >= n,
         "PFC fired in only {with_pauses} of {n} scenarios"
     );
+}
+
+/// Credits really withhold in the credit cases (their share of the property above is not
+/// vacuous), and InfiniBand CC is drawn.
+#[test]
+fn scenarios_exercise_credits() {
+    let (mut credit, mut blocked, mut ib_cc) = (0, 0, 0);
+    for seed in 0..60 {
+        let c = case(seed);
+        if matches!(c.cfg.host.cc, CcConfig::IbCc(_)) {
+            ib_cc += 1;
+        }
+        if c.cfg.fabric.kind != FlowControlKind::Credit {
+            continue;
+        }
+        credit += 1;
+        let mut sim = Simulation::new(c.cfg.clone()).expect("valid case");
+        sim.run_until(Time::MAX);
+        let r = sim.finish();
+        let waited = r
+            .ports
+            .iter()
+            .any(|p| p.credit_blocked_time.iter().any(|&t| t > Time::ZERO));
+        if waited {
+            blocked += 1;
+        }
+    }
+    eprintln!("{credit} credit scenarios of 60, {blocked} blocked on credit; {ib_cc} with IB CC");
+    assert!(credit >= 10, "only {credit} credit scenarios");
+    assert!(
+        blocked * 2 >= credit,
+        "credits withheld in only {blocked} of {credit} credit scenarios"
+    );
+    assert!(ib_cc >= 3, "only {ib_cc} scenarios with InfiniBand CC");
 }
 
 /// SHP accepts a risk the other schemes do not: when more PGs need headroom at once than

@@ -9,12 +9,14 @@
 //! end time) must be identical. Also: the split itself, the cases that must run as one part,
 //! and the conservation invariants between windows.
 
-use headroom_mech::cc::{DctcpConfig, HpccConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig};
+use headroom_mech::cc::{
+    DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
+};
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, CnpMode, DetectorConfig, FlowControlKind, LinkFailure, NicBufferConfig,
-    SchemeConfig, ShpPool, SimConfig, WindowConfig,
+    Admission, CcConfig, CnpMode, DetectorConfig, EcnPoint, FlowControlKind, LinkFailure,
+    NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -181,6 +183,13 @@ fn scenario(seed: u64) -> SimConfig {
         // Every (port, VL) of the widest switch (8 ports) reserves its VL buffer.
         cfg.switch.buffer_bytes = 4_000_000;
         cfg.host.nic_buffer = None;
+    }
+    // InfiniBand CC in place of the algorithm drawn above (drawn last too): FECN marks at
+    // dequeue and BECN CNPs cross parts as DCQCN's marks and CNPs do.
+    if d.chance(20) {
+        cfg.host.cc = CcConfig::IbCc(IbCcConfig::default());
+        cfg.switch.ecn.point = EcnPoint::Dequeue;
+        cfg.switch.ecn.enabled = true;
     }
     cfg
 }
