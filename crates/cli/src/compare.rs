@@ -44,8 +44,9 @@ pub struct CompareArgs {
     /// others).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc"])]
     detector: Vec<String>,
-    /// Compare link flow control instead, comma-separated: pfc, credit (the scenario's
-    /// `[fabric.credit]` parameters for credit links, their defaults without it).
+    /// Compare link flow control instead, comma-separated: pfc, credit, each on every link
+    /// (the scenario's `[fabric.credit]` parameters for credit links, their defaults
+    /// without it).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc", "detector"])]
     flow_control: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
@@ -209,9 +210,13 @@ fn with_detector(base: &SimConfig, name: &str) -> Result<SimConfig> {
     Ok(cfg)
 }
 
-/// The configuration of `base` with link flow control `name` (`pfc`, `credit`).
+/// The configuration of `base` with link flow control `name` (`pfc`, `credit`) on every
+/// link (a link's own `flow_control` is overridden).
 fn with_flow_control(base: &SimConfig, name: &str) -> Result<SimConfig> {
     let mut cfg = base.clone();
+    for link in cfg.fabric.links.values_mut() {
+        link.kind = None;
+    }
     cfg.fabric.kind = match name {
         "pfc" => FlowControlKind::Pfc,
         "credit" => FlowControlKind::Credit,
@@ -487,7 +492,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             .flat_map(|p| p.credit_blocked_time.iter())
             .map(|t| t.as_secs_f64() * 1e3)
             .sum();
-        let credit_updates: u64 = r.ports.iter().map(|p| p.credit_updates).sum();
+        let credit_updates: u64 = r.ports.iter().flat_map(|p| p.credit_updates).sum();
         let pause_episodes: u64 = r.ports.iter().map(PortStats::pause_episodes_total).sum();
         let victim_pauses: u64 = r.ports.iter().map(PortStats::victim_pauses_total).sum();
         let drops: u64 = r.drops.values().sum();

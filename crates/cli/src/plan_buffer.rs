@@ -15,7 +15,7 @@ use clap::Args;
 use headroom_mech::buffer::formula::{self, SonicInputs};
 use headroom_mech::buffer::mmu::MmuError;
 use headroom_mech::buffer::mmu::Reservation;
-use headroom_mech::buffer::{Alpha, HeadroomScheme, Mmu, MmuConfig};
+use headroom_mech::buffer::{Alpha, HeadroomScheme, Mmu, MmuConfig, PrivateReservation};
 use headroom_mech::units::{parse_bytes, Bytes, Rate, Time};
 use miette::{miette, Result};
 use serde_json::json;
@@ -186,8 +186,13 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
         let cfg = MmuConfig {
             cell_bytes: cell,
             buffer_bytes: a.buffer.0,
-            private_bytes: a.private.0,
-            private_pgs: 0xff,
+            private: vec![
+                PrivateReservation {
+                    bytes: a.private.0,
+                    pgs: 0xff,
+                };
+                ports
+            ],
             headroom_bytes: vec![eta; ports],
             alpha: vec![alpha; ports],
             egress_alpha: alpha,

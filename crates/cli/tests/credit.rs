@@ -6,6 +6,8 @@
 //!   frames the model is a lower bound, and the command says so.
 //! - `headroom compare --flow-control pfc,credit`: one incast both ways; PFC pauses where
 //!   credits withhold, neither drops.
+//! - A run on credit links logs every wait for credit (`credit.csv`), sums it per
+//!   (port, VL) in `summary.json` and draws the starvation timeline.
 
 mod common;
 
@@ -100,6 +102,90 @@ fn a_buffer_below_one_frame_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a cable of 0 to"), "{}", stderr(&o));
 }
+
+/// Scenarios the credit model refuses: each error names its field, and `run` exits with 2.
+#[test]
+fn bad_credit_scenarios_name_their_field_and_exit_with_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = INCAST.replace(
+        "[fabric.credit]",
+        "[fabric]\nkind = \"credit\"\n[fabric.credit]",
+    );
+    let mixed = MIXED.to_string();
+    for (name, text, field) in [
+        (
+            "vls",
+            base.replace("vls = 4", "vls = 3"),
+            "fabric.credit.vls",
+        ),
+        (
+            "buffer",
+            base.replace("vl_buffer = \"32KiB\"", "vl_buffer = \"1KiB\""),
+            "fabric.credit.vl_buffer",
+        ),
+        (
+            "sl",
+            base.replace("vls = 4", "vls = 4\nsl_to_vl = [0, 1, 2, 7, 0, 1, 2, 3]"),
+            "fabric.credit.sl_to_vl",
+        ),
+        (
+            "ends",
+            mixed.replace(
+                "flow_control = \"credit\"",
+                "flow_control = [\"credit\", \"pfc\"]",
+            ),
+            "topology.link[1].flow_control",
+        ),
+        (
+            "cct",
+            base.replace(
+                "algorithm = \"none\"",
+                "algorithm = \"ib-cc\"\ncct = [0, 2, 1]",
+            ),
+            "host.cc.cct[2]",
+        ),
+    ] {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).expect("write");
+        let o = headroom(&["run", path.to_str().expect("utf-8")], dir.path());
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(field), "{name}: {}", stderr(&o));
+    }
+    let path = dir.path().join("mixed.toml");
+    std::fs::write(&path, MIXED).expect("write");
+    let o = headroom(
+        &["run", path.to_str().expect("utf-8"), "--out", "m"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Host 0 on a PFC link, host 1 on a credit link, through one switch.
+const MIXED: &str = r#"
+name = "mixed"
+
+[topology]
+kind = "links"
+hosts = 2
+switches = 1
+
+[[topology.link]]
+a = 0
+b = 2
+rate = "100Gbps"
+
+[[topology.link]]
+a = 1
+b = 2
+rate = "100Gbps"
+flow_control = "credit"
+
+[[workload]]
+kind = "incast"
+senders = [0]
+receiver = 1
+size = "64KiB"
+"#;
 
 /// An 8:1 incast of 256 KiB each into a 2 MiB switch: PFC must pause.
 const INCAST: &str = r#"
@@ -222,4 +308,68 @@ fn compare_runs_one_incast_under_pfc_and_under_credits() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(!dir.path().join("bad").exists(), "{args:?} wrote outputs");
     }
+}
+
+/// The 16:1 credit incast's outputs: every sender's waits in `credit.csv` add up to the
+/// blocked time `summary.json` gives its (port, VL), and the starvation timeline is drawn.
+#[test]
+fn credit_waits_are_logged_summarised_and_plotted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/credit/incast-16to1.toml");
+    let o = headroom(
+        &["run", scenario.to_str().expect("utf-8"), "--out", "run"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("run");
+    let csv = std::fs::read_to_string(out.join("credit.csv")).expect("credit.csv");
+    let mut logged: std::collections::BTreeMap<(u32, u16, u8), f64> = Default::default();
+    for line in csv.lines().skip(1) {
+        let c: Vec<&str> = line.split(',').collect();
+        let (start, end): (f64, f64) = (c[0].parse().expect("start"), c[1].parse().expect("end"));
+        assert!(end >= start, "{line}");
+        let key = (
+            c[2].parse().expect("node"),
+            c[3].parse().expect("port"),
+            c[4].parse().expect("vl"),
+        );
+        *logged.entry(key).or_default() += end - start;
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary"))
+            .expect("json");
+    let credit = &summary["credit"];
+    assert_eq!(
+        credit["blocked_episodes"].as_u64(),
+        Some(csv.lines().count() as u64 - 1)
+    );
+    let ports = credit["ports"].as_array().expect("credit.ports");
+    let mut waited = 0;
+    for p in ports {
+        let key = (
+            p["node"].as_u64().expect("node") as u32,
+            p["port"].as_u64().expect("port") as u16,
+            p["vl"].as_u64().expect("vl") as u8,
+        );
+        let blocked = p["blocked_ns"].as_f64().expect("blocked_ns");
+        let sum = logged.get(&key).copied().unwrap_or(0.0);
+        assert!(
+            (sum - blocked).abs() <= 1e-3 * blocked.max(1.0),
+            "{key:?}: {sum} vs {blocked}"
+        );
+        if blocked > 0.0 {
+            waited += 1;
+        }
+    }
+    // The 16 senders waited on VL 3 (their flows' priority), and only they.
+    assert_eq!(waited, 16);
+    assert_eq!(logged.len(), 16);
+    assert!(logged
+        .keys()
+        .all(|&(node, _, vl)| (1..=16).contains(&node) && vl == 3));
+    for f in ["credit_timeline.png", "credit_timeline.svg"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert!(!out.join("pfc_timeline.png").exists());
 }

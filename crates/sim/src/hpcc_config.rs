@@ -457,6 +457,7 @@ pub fn parse(text: &str, path: &Path) -> Result<HpccRun, HpccConfigError> {
     config.link_failures = link_failures;
     config.validate().map_err(|e| match e {
         ConfigError::Topology(t) => c.err("TOPOLOGY_FILE", t.to_string()),
+        e @ ConfigError::Link { .. } => c.err("TOPOLOGY_FILE", e.to_string()),
         ConfigError::Flow { index, reason } => {
             c.err("FLOW_FILE", format!("flow {index}: {reason}"))
         }

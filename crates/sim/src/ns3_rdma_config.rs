@@ -340,6 +340,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Ns3RdmaRun, Ns3RdmaConfigError> 
 
     config.validate().map_err(|e| match e {
         ConfigError::Topology(t) => c.err("TOPOLOGY_FILE", t.to_string()),
+        e @ ConfigError::Link { .. } => c.err("TOPOLOGY_FILE", e.to_string()),
         ConfigError::Flow { index, reason } => {
             c.err("FLOW_FILE", format!("flow {index}: {reason}"))
         }

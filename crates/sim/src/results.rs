@@ -68,6 +68,24 @@ pub struct PfcRecord {
     pub quanta: u16,
 }
 
+/// One episode of a credit link's transmitter waiting for credit on a VL: from the first
+/// frame refused to the credit update that let it go (or the end of the run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CreditBlock {
+    /// When the first frame was refused.
+    pub start: Time,
+    /// When credit for it arrived (the run's end time if none did).
+    pub end: Time,
+    /// Node owning the transmitter.
+    pub node: u32,
+    /// Whether that node is a switch.
+    pub is_switch: bool,
+    /// Local port index at that node.
+    pub port: u16,
+    /// The virtual lane.
+    pub vl: u8,
+}
+
 /// Counters of one port (one direction of a link: what this port transmits).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PortStats {
@@ -111,8 +129,8 @@ pub struct PortStats {
     /// Time this port's transmitter had a frame waiting for credit, per VL (credit links;
     /// zero on PFC links).
     pub credit_blocked_time: [Time; 8],
-    /// Credit updates (flow-control packets) this port sent.
-    pub credit_updates: u64,
+    /// Credit updates (flow-control packets) this port sent, per VL.
+    pub credit_updates: [u64; 8],
     /// Most bytes (whole blocks) this port's receive buffer held at once, per VL (credit
     /// links).
     pub credit_peak_bytes: [u64; 8],
@@ -341,6 +359,8 @@ impl RunResults {
     pub fn sort_records(&mut self) {
         self.pfc_sent.sort_by_key(|r| (r.time, r.node));
         self.pfc_received.sort_by_key(|r| (r.time, r.node));
+        self.credit_blocks
+            .sort_by_key(|r| (r.start, r.node, r.port, r.vl));
         self.lossless_drops.sort_by_key(|r| (r.time, r.node));
         self.queue_samples.sort_by_key(|r| (r.time, r.node));
         self.buffer_samples.sort_by_key(|r| (r.time, r.node));
@@ -393,6 +413,11 @@ pub struct RunResults {
     pub pfc_received: Vec<PfcRecord>,
     /// The two logs above were kept (not `[output] pfc_log = false`).
     pub pfc_log: bool,
+    /// Episodes of credit transmitters waiting for credit, in start order (empty without
+    /// credit links or with `[output] credit_log = false`).
+    pub credit_blocks: Vec<CreditBlock>,
+    /// The log above was kept (not `[output] credit_log = false`).
+    pub credit_log: bool,
     /// Per port, by node then local port.
     pub ports: Vec<PortStats>,
     /// Per switch, by node.

@@ -1,15 +1,15 @@
 //! Credit links (cbfc.md "what the project must show"): lossless by construction for any
 //! VL buffer of at least one frame, credits conserved (every receiver's held blocks are its
 //! queued frames' while running; at the end nothing is held and every transmitter would get
-//! its receiver's whole buffer back), and the credit loop limits one flow to
-//! `buffer / loop time`.
+//! its receiver's whole buffer back), the credit loop limits one flow to
+//! `buffer / loop time`, and frames travel on the VLs the ports' SL → VL tables give.
 
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::config::{CcConfig, FlowControlKind, SimConfig};
+use headroom_sim::config::{CcConfig, FlowControlKind, LinkFabric, SimConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::{RunResults, StopReason};
-use headroom_sim::topology::{builders, NodeId};
-use headroom_sim::workload::generators;
+use headroom_sim::topology::{builders, LinkSpec, NodeId, NodeKind};
+use headroom_sim::workload::{generators, FlowSpec};
 use proptest::prelude::*;
 
 const RATE: Rate = Rate::from_gbps(100);
@@ -87,7 +87,7 @@ fn an_incast_behind_a_credit_switch_loses_nothing_and_leaks_no_credit() {
     for p in &r.ports {
         assert!(p.credit_peak_bytes.iter().all(|&b| b <= 128 << 10), "{p:?}");
     }
-    assert!(r.ports.iter().map(|p| p.credit_updates).sum::<u64>() > 0);
+    assert!(r.ports.iter().flat_map(|p| p.credit_updates).sum::<u64>() > 0);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn the_same_incast_under_pfc_pauses_where_credits_withhold() {
     let r = Simulation::new(pfc).expect("valid").run();
     assert_lossless(&r, "pfc");
     assert!(r.ports.iter().any(|p| p.pause_sent.iter().sum::<u32>() > 0));
-    assert!(r.ports.iter().all(|p| p.credit_updates == 0
+    assert!(r.ports.iter().all(|p| p.credit_updates == [0; 8]
         && p.credit_blocked_time == [Time::ZERO; 8]
         && p.credit_peak_bytes == [0; 8]));
     let credit = run_checked(incast(4, 256 << 10), Time::from_us(5));
@@ -107,6 +107,161 @@ fn the_same_incast_under_pfc_pauses_where_credits_withhold() {
         .ports
         .iter()
         .all(|p| p.pause_sent.iter().sum::<u32>() == 0));
+}
+
+/// Service levels travel on the VL each sending port's SL → VL table gives: the fabric's
+/// on the senders' links, the receiver's link its own. A switch queues a frame in the VL
+/// of its output port's table and counts it on the VL it arrived on.
+#[test]
+fn each_port_maps_service_levels_to_its_own_vls() {
+    let topo = builders::star(3, RATE, Time::from_us(1)).expect("star");
+    let flow = |src: u32, prio: u8| FlowSpec {
+        src: NodeId(src),
+        dst: NodeId(2),
+        prio,
+        size: 200 << 10,
+        start: Time::ZERO,
+        dport: 100 + src as u16,
+    };
+    let mut cfg = SimConfig::new(topo, vec![flow(0, 6), flow(1, 2)]);
+    cfg.fabric.kind = FlowControlKind::Credit;
+    cfg.fabric.credit.vls = 4;
+    cfg.fabric.credit.sl_to_vl = [0, 1, 2, 3, 0, 1, 2, 3];
+    // Link 2 joins the receiver, host 2: service level 6 goes on VL 1 there.
+    cfg.fabric.links.insert(
+        2,
+        LinkFabric {
+            kind: None,
+            sl_to_vl: Some([0, 1, 2, 3, 0, 1, 1, 3]),
+        },
+    );
+    cfg.host.ack_prio = 3;
+    cfg.host.ack_pause_class = 3;
+    cfg.switch.buffer_bytes = 8 << 20;
+    cfg.host.cc = CcConfig::None;
+    let r = run_checked(cfg, Time::from_us(2));
+    assert_lossless(&r, "SL to VL");
+    let used = |node: u32, peer: u32| -> Vec<usize> {
+        let p = r
+            .ports
+            .iter()
+            .find(|p| p.node == node && p.peer == peer)
+            .expect("port");
+        (0..8).filter(|&v| p.credit_peak_bytes[v] > 0).collect()
+    };
+    // The switch (node 3) receives both flows on VL 2 (SL 6 and SL 2 by the fabric's
+    // table) and the receiver's ACKs on VL 3.
+    assert_eq!(used(3, 0), [2]);
+    assert_eq!(used(3, 1), [2]);
+    assert_eq!(used(3, 2), [3]);
+    // The receiver gets SL 6 on VL 1 and SL 2 on VL 2; the senders their ACKs on VL 3.
+    assert_eq!(used(2, 3), [1, 2]);
+    assert_eq!(used(0, 3), [3]);
+    assert_eq!(used(1, 3), [3]);
+}
+
+/// VL arbitration is the switch scheduler's: two flows on VLs 1 and 2 into one output, DWRR
+/// weights 3:1, share it 3:1 while both last (and 1:1 with equal weights).
+#[test]
+fn vls_share_an_output_by_their_dwrr_weights() {
+    let finish = |weights: [u32; 8]| {
+        let topo = builders::star(3, RATE, Time::from_us(1)).expect("star");
+        let flow = |src: u32, prio: u8| FlowSpec {
+            src: NodeId(src),
+            dst: NodeId(2),
+            prio,
+            size: 2 << 20,
+            start: Time::ZERO,
+            dport: 100 + src as u16,
+        };
+        let mut cfg = SimConfig::new(topo, vec![flow(0, 1), flow(1, 2)]);
+        cfg.fabric.kind = FlowControlKind::Credit;
+        cfg.fabric.credit.vls = 4;
+        cfg.host.ack_prio = 3;
+        cfg.host.ack_pause_class = 3;
+        cfg.host.cc = CcConfig::None;
+        cfg.switch.buffer_bytes = 8 << 20;
+        cfg.switch.scheduler.weights = weights;
+        let r = run_checked(cfg, Time::from_us(20));
+        assert_lossless(&r, "DWRR");
+        let t = |i: usize| r.flows[i].finish.expect("finished").as_ps() as f64;
+        (t(0), t(1))
+    };
+    // 3:1: flow 0 ends after 2 MiB at 75 Gb/s (224 us), flow 1 after 4 MiB at 100 Gb/s.
+    let (a, b) = finish([1, 3, 1, 1, 1, 1, 1, 1]);
+    assert!((a / b - 2.0 / 3.0).abs() < 0.03, "{a} / {b}");
+    let (a, b) = finish([1; 8]);
+    assert!((a / b - 1.0).abs() < 0.03, "{a} / {b}");
+}
+
+/// A fabric with both kinds: hosts 0 and 1 reach switch 4 on credit links, hosts 2 and 3
+/// reach switch 5 on PFC links, and the switches are joined by a PFC link. A 3:1 incast
+/// into host 3 crosses both kinds: credit ports withhold credit and never pause, PFC ports
+/// pause and never wait for credit, nothing is dropped and every credit comes back.
+#[test]
+fn credit_and_pfc_links_share_one_fabric() {
+    let mut topo = headroom_sim::topology::Topology {
+        nodes: vec![NodeKind::Host; 4],
+        links: Vec::new(),
+    };
+    topo.nodes.extend([NodeKind::Switch, NodeKind::Switch]);
+    let link = |a: u32, b: u32| LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate: RATE,
+        delay: Time::from_us(1),
+        error_rate: 0.0,
+    };
+    topo.links = vec![link(0, 4), link(1, 4), link(2, 5), link(3, 5), link(4, 5)];
+    let flows = generators::incast(
+        &[NodeId(0), NodeId(1), NodeId(2)],
+        NodeId(3),
+        1 << 20,
+        Time::ZERO,
+        None,
+        3,
+    )
+    .expect("incast");
+    let mut cfg = SimConfig::new(topo, flows);
+    for l in [0, 1] {
+        cfg.fabric.links.insert(
+            l,
+            LinkFabric {
+                kind: Some(FlowControlKind::Credit),
+                sl_to_vl: None,
+            },
+        );
+    }
+    cfg.fabric.credit.vl_buffer = 32 << 10;
+    cfg.switch.buffer_bytes = 2 << 20;
+    cfg.host.cc = CcConfig::None;
+    cfg.validate().expect("valid");
+    let r = run_checked(cfg, Time::from_us(5));
+    assert_lossless(&r, "mixed");
+    let port = |node: u32, peer: u32| {
+        r.ports
+            .iter()
+            .find(|p| p.node == node && p.peer == peer)
+            .expect("port")
+    };
+    // Switch 5's ingress from switch 4 carries two of the three flows into a link that
+    // drains one: it pauses switch 4, which then withholds credit from hosts 0 and 1.
+    assert!(port(5, 4).pause_sent[3] > 0, "{:?}", port(5, 4));
+    for (node, peer) in [(0, 4), (1, 4)] {
+        let p = port(node, peer);
+        assert!(p.credit_blocked_time[3] > Time::ZERO, "{p:?}");
+        assert_eq!(p.paused_time, [Time::ZERO; 8]);
+        // Credit ports send credit updates, never PFC frames.
+        let sw = port(peer, node);
+        assert_eq!(sw.pause_sent, [0; 8]);
+        assert!(sw.credit_updates[3] > 0);
+    }
+    for (node, peer) in [(2, 5), (3, 5), (4, 5), (5, 4)] {
+        let p = port(node, peer);
+        assert_eq!(p.credit_updates, [0; 8]);
+        assert_eq!(p.credit_blocked_time, [Time::ZERO; 8]);
+    }
+    assert!(port(4, 5).paused_time[3] > Time::ZERO);
 }
 
 /// One flow from host 0 to host 1 through one switch, with a VL buffer of `vl_buffer`

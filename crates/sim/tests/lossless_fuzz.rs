@@ -18,8 +18,9 @@
 //! chosen long enough that half of it exceeds a maximum frame plus the PFC frame.
 //!
 //! In about a third of the cases the links use credits instead (cbfc.md): any VL buffer of
-//! at least one largest frame, 1–8 VLs, any update period and threshold. They must end
-//! the same way, and with every credit returned (`check_credits_drained`). Congestion
+//! at least one largest frame, 1–8 VLs, any update period and threshold; in two fifths of
+//! those each link draws PFC or credits. They must end the same way, and with every
+//! credit returned (`check_credits_drained`). Congestion
 //! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
 
 use headroom_mech::buffer::formula;
@@ -31,8 +32,8 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, CcConfig, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing, SchemeConfig,
-    SimConfig, WindowConfig,
+    AlphaPolicy, CcConfig, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing, LinkFabric,
+    SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -331,6 +332,33 @@ fn case(seed: u64) -> Case {
             "; credit {} VLs, {} B per VL, update {:?} / {:?}",
             c.vls, c.vl_buffer, c.update_period, c.update_threshold
         );
+        // Both kinds in one fabric: each link draws its own. PFC ports keep their headroom
+        // by formula, credit ports their VL buffers.
+        if rng.gen_bool(0.4) {
+            let mut kinds = String::new();
+            for l in 0..topo.links.len() {
+                let kind = if rng.gen_bool(0.5) {
+                    FlowControlKind::Credit
+                } else {
+                    FlowControlKind::Pfc
+                };
+                kinds.push(if kind == FlowControlKind::Credit {
+                    'c'
+                } else {
+                    'p'
+                });
+                cfg.fabric.links.insert(
+                    l,
+                    LinkFabric {
+                        kind: Some(kind),
+                        sl_to_vl: None,
+                    },
+                );
+            }
+            cfg.switch.buffer_bytes +=
+                max_reserved(&topo, &cfg.switch.headroom, cell, lossless, dsh);
+            credit.push_str(&format!("; links {kinds}"));
+        }
     }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
@@ -359,8 +387,7 @@ fn check(c: &Case) -> Result<(u64, usize), String> {
     sim.run_until(Time::MAX);
     sim.check_invariants()
         .map_err(|e| format!("at the end: {e}"))?;
-    sim.check_credits_drained()
-        .map_err(|e| format!("credits at the end: {e}"))?;
+    let credits = sim.check_credits_drained();
     let r = sim.finish();
     if !r.lossless_drops.is_empty() {
         return Err(format!(
@@ -383,6 +410,9 @@ fn check(c: &Case) -> Result<(u64, usize), String> {
     // Go-back-N duplicates of lossy flows may still be on their way when the last flow
     // finishes; without retransmissions the fabric must be empty.
     let quiet = r.flows.iter().all(|f| f.retransmitted == 0);
+    if quiet {
+        credits.map_err(|e| format!("credits at the end: {e}"))?;
+    }
     for s in &r.switches {
         if s.cells_allocated != s.cells_freed + s.cells_resident || (quiet && s.cells_resident != 0)
         {
@@ -476,7 +506,7 @@ fn scenarios_exercise_pfc() {
 /// vacuous), and InfiniBand CC is drawn.
 #[test]
 fn scenarios_exercise_credits() {
-    let (mut credit, mut blocked, mut ib_cc) = (0, 0, 0);
+    let (mut credit, mut blocked, mut ib_cc, mut mixed) = (0, 0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if matches!(c.cfg.host.cc, CcConfig::IbCc(_)) {
@@ -486,6 +516,9 @@ fn scenarios_exercise_credits() {
             continue;
         }
         credit += 1;
+        if !c.cfg.fabric.links.is_empty() {
+            mixed += 1;
+        }
         let mut sim = Simulation::new(c.cfg.clone()).expect("valid case");
         sim.run_until(Time::MAX);
         let r = sim.finish();
@@ -497,8 +530,12 @@ fn scenarios_exercise_credits() {
             blocked += 1;
         }
     }
-    eprintln!("{credit} credit scenarios of 60, {blocked} blocked on credit; {ib_cc} with IB CC");
+    eprintln!(
+        "{credit} credit scenarios of 60 ({mixed} with PFC links too), {blocked} blocked on \
+         credit; {ib_cc} with IB CC"
+    );
     assert!(credit >= 10, "only {credit} credit scenarios");
+    assert!(mixed >= 4, "only {mixed} scenarios with both kinds");
     assert!(
         blocked * 2 >= credit,
         "credits withheld in only {blocked} of {credit} credit scenarios"

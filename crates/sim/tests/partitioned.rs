@@ -15,8 +15,8 @@ use headroom_mech::cc::{
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, CnpMode, DetectorConfig, EcnPoint, FlowControlKind, LinkFailure,
-    NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
+    Admission, CcConfig, CnpMode, DetectorConfig, EcnPoint, FlowControlKind, LinkFabric,
+    LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -183,6 +183,24 @@ fn scenario(seed: u64) -> SimConfig {
         // Every (port, VL) of the widest switch (8 ports) reserves its VL buffer.
         cfg.switch.buffer_bytes = 4_000_000;
         cfg.host.nic_buffer = None;
+        // Both kinds in one fabric: each link draws its own.
+        if d.chance(40) {
+            for l in 0..cfg.topology.links.len() {
+                let kind = if d.chance(50) {
+                    FlowControlKind::Credit
+                } else {
+                    FlowControlKind::Pfc
+                };
+                cfg.fabric.links.insert(
+                    l,
+                    LinkFabric {
+                        kind: Some(kind),
+                        sl_to_vl: None,
+                    },
+                );
+            }
+            cfg.switch.buffer_bytes = 8_000_000;
+        }
     }
     // InfiniBand CC in place of the algorithm drawn above (drawn last too): FECN marks at
     // dequeue and BECN CNPs cross parts as DCQCN's marks and CNPs do.

@@ -2,7 +2,7 @@
 //! reason and the span of the offending text; valid inputs parse deterministically.
 
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::config::{AlphaPolicy, CcConfig, HeadroomSizing};
+use headroom_sim::config::{AlphaPolicy, CcConfig, FlowControlKind, HeadroomSizing};
 use headroom_sim::scenario::{self, Scenario, ScenarioError};
 use headroom_sim::topology::NodeId;
 use std::path::Path;
@@ -867,9 +867,74 @@ fn credit_fabric_errors_name_their_field() {
     check(
         &format!("{credit}vls = 2\n"),
         "fabric.credit.vls",
-        "flow 0 uses priority 3, which has no VL (2 VLs)",
+        "flow 0 uses service level 3, which maps to VL 3: there are 2 VLs (an SL with no VL)",
         "2",
     );
+    // An SL → VL table that sends service level 3 to a VL that does not exist.
+    check(
+        &format!("{credit}vls = 4\nsl_to_vl = [0, 1, 2, 5, 0, 1, 2, 3]\n"),
+        "fabric.credit.sl_to_vl",
+        "flow 0 uses service level 3, which maps to VL 5: there are 4 VLs",
+        "[0, 1, 2, 5, 0, 1, 2, 3]",
+    );
+    check(
+        &format!("{credit}sl_to_vl = [0, 1, 2, 3]\n"),
+        "fabric.credit.sl_to_vl",
+        "expected 8 VLs (one per service level 0-7), found 4",
+        "[0, 1, 2, 3]",
+    );
+    check(
+        &format!("{credit}sl_to_vl = [0, 1, 2, 3, 4, 5, 6, 8]\n"),
+        "fabric.credit.sl_to_vl[7]",
+        "",
+        "8",
+    );
+    // A link's own table, checked as the fabric's: the ACKs' service level 7 has no VL on
+    // the receiver's link.
+    let links = "[topology]\nkind = \"links\"\nhosts = 2\nswitches = 1\n\
+                 [[topology.link]]\na = 0\nb = 2\nrate = \"100Gbps\"\n\
+                 [[topology.link]]\na = 1\nb = 2\nrate = \"100Gbps\"\n\
+                 sl_to_vl = [0, 0, 0, 0, 1, 1, 1, 4]\n\
+                 [[workload]]\nkind = \"incast\"\nsenders = [0]\nreceiver = 1\nsize = \"64KiB\"\n\
+                 [fabric]\nkind = \"credit\"\n[fabric.credit]\nvls = 4\n\
+                 sl_to_vl = [0, 0, 1, 1, 2, 2, 3, 3]\n\
+                 [host]\nack_prio = 7\n";
+    check(
+        links,
+        "topology.link[1].sl_to_vl",
+        "host.ack_prio uses service level 7, which maps to VL 4: there are 4 VLs",
+        "[0, 0, 0, 0, 1, 1, 1, 4]",
+    );
+    // A link's flow control: one kind, or one per end that agree.
+    let two = "[topology]\nkind = \"links\"\nhosts = 2\nswitches = 1\n\
+               [[topology.link]]\na = 0\nb = 2\nrate = \"100Gbps\"\n\
+               [[topology.link]]\na = 1\nb = 2\nrate = \"100Gbps\"\nflow_control = KIND\n\
+               [[workload]]\nkind = \"incast\"\nsenders = [0]\nreceiver = 1\nsize = \"64KiB\"\n";
+    check(
+        &two.replace("KIND", "[\"credit\", \"pfc\"]"),
+        "topology.link[1].flow_control",
+        "the ends disagree: a uses credit, b uses pfc; both ends of a link use one kind",
+        "[\"credit\", \"pfc\"]",
+    );
+    check(
+        &two.replace("KIND", "\"ethernet\""),
+        "topology.link[1].flow_control",
+        "unknown flow control `ethernet` (expected pfc or credit)",
+        "\"ethernet\"",
+    );
+    check(
+        &two.replace("KIND", "[\"credit\"]"),
+        "topology.link[1].flow_control",
+        "give one kind, or one per end ([a's, b's]); found 1 entries",
+        "[\"credit\"]",
+    );
+    let s = parse(&two.replace("KIND", "[\"credit\", \"credit\"]")).expect("ends agree");
+    assert_eq!(s.config.fabric.link_kind(0), FlowControlKind::Pfc);
+    assert_eq!(s.config.fabric.link_kind(1), FlowControlKind::Credit);
+    let fixed = links.replace("1, 1, 1, 4]", "1, 1, 1, 3]");
+    let s = parse(&fixed).expect("every used SL has a VL");
+    assert_eq!(s.config.fabric.sl_to_vl(0), [0, 0, 1, 1, 2, 2, 3, 3]);
+    assert_eq!(s.config.fabric.sl_to_vl(1), [0, 0, 0, 0, 1, 1, 1, 3]);
     check(
         &format!("{credit}update_period = \"0us\"\n"),
         "fabric.credit.update_period",

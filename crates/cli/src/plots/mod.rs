@@ -1,5 +1,5 @@
 //! Plots of a run, as PNG and SVG: flow completion time (FCT) slowdown CDF, switch buffer
-//! occupancy, PFC pause timeline; and the plots comparing runs.
+//! occupancy, PFC pause and credit-starvation timelines; and the plots comparing runs.
 //!
 //! [`write_plots`] draws each plot twice, with plotters' bitmap backend (`.png`) and its SVG
 //! backend (`.svg`). Text uses the DejaVu Sans font embedded in the binary
@@ -11,6 +11,7 @@
 //! | `fct_slowdown_cdf` | CDF of FCT slowdown (log x), all finished flows and each non-empty size bucket of [`SIZE_BUCKETS`] | no finished flow |
 //! | `buffer_occupancy` | buffer bytes in use over time, one line per switch (top 8 by peak), dashed headroom use where non-zero | no `buffer_samples` |
 //! | `pfc_timeline` | paused intervals per (node, port, priority), top 30 rows by PAUSE count | no PFC frame |
+//! | `credit_timeline` | intervals waiting for credit per (node, port, VL), top 30 rows by time blocked | no blocked episode logged |
 //! | `queue_states` | congestion-detection state per sample interval of each switch egress queue ever undetermined (TCD), top 30 | no queue undetermined, or no sampling |
 //!
 //! The occupancy plot needs `buffer_samples` (taken whenever sampling is on).
@@ -18,11 +19,7 @@
 //! when a switch was empty cannot be told from instants that were not sampled, and a line
 //! drawn through them would be wrong; without buffer samples the plot is skipped.
 //!
-//! Pause intervals are reconstructed from `pfc_received` (the paused transmitters; from
-//! `pfc_sent` if nothing was received, then the rows are the pausing PGs): a PAUSE starts or
-//! extends an interval that lasts its timer (quanta × 512 bit times at the port rate taken
-//! from [`Summary::pfc`]; until the next frame or the end of the run when the rate is
-//! unknown), a RESUME ends it. The peer's response delay is ignored.
+//! How the timelines get their intervals: see [`timeline`].
 //!
 //! Lines that are read against each other (compared runs, size buckets) are traces: colour,
 //! dash pattern and marker all change from one to the next, markers staggered in height,
@@ -32,10 +29,9 @@
 //!
 //! Every plot is written under a temporary name and renamed into place when complete.
 
-use headroom_mech::pfc::quanta_time;
-use headroom_mech::units::{Rate, Time};
+use headroom_mech::units::Time;
 use headroom_sim::output::{size_bucket, switch_roles, Summary, SIZE_BUCKETS};
-use headroom_sim::results::{PfcRecord, RunResults};
+use headroom_sim::results::RunResults;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -50,9 +46,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use timeline::{timeline_chart, TimelineData};
 
 mod lines;
 mod queue_states;
+mod timeline;
 
 pub use lines::{LineData, LineGroup};
 
@@ -65,8 +63,6 @@ const FONT: &str = "sans-serif";
 const SIZE: (u32, u32) = (1280, 800);
 /// Lines in the occupancy plot.
 const MAX_SWITCHES: usize = 8;
-/// Rows in the PFC timeline.
-const MAX_PFC_ROWS: usize = 30;
 /// Points per CDF line at most (larger sets are thinned evenly by rank).
 const MAX_CDF_POINTS: usize = 4000;
 
@@ -181,8 +177,11 @@ pub fn write_plots(
             &Plot::Occupancy(&occ),
         )?;
     }
-    if let Some(tl) = TimelineData::new(results, summary) {
+    if let Some(tl) = TimelineData::pfc(results, summary) {
         render(dir, "pfc_timeline", &mut written, &Plot::Timeline(&tl))?;
+    }
+    if let Some(tl) = TimelineData::credit(results) {
+        render(dir, "credit_timeline", &mut written, &Plot::Timeline(&tl))?;
     }
     if let Some(st) = queue_states::StateTimeline::new(results) {
         render(dir, "queue_states", &mut written, &Plot::States(&st))?;
@@ -471,9 +470,6 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, plot: &Plot<'_>) ->
 
 /// A pixel-addressed drawing area.
 type Area<DB> = DrawingArea<DB, Shift>;
-
-/// Frames of one timeline row, keyed by (node, port, priority).
-type RowFrames<'a> = ((u32, u16, u8), Vec<&'a PfcRecord>);
 
 /// A drawing error of backend `DB`.
 type AreaError<DB> = DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>;
@@ -1077,167 +1073,6 @@ fn occupancy_chart<DB: DrawingBackend>(
     draw_legend(&side, &entries)
 }
 
-/// One row of the PFC timeline.
-struct TimelineRow {
-    label: String,
-    prio: u8,
-    pauses: usize,
-    /// Paused intervals `[start, end)`.
-    intervals: Vec<(Time, Time)>,
-}
-
-struct TimelineData {
-    rows: Vec<TimelineRow>,
-    total_rows: usize,
-    end: Time,
-    received: bool,
-}
-
-/// Paused intervals from the frames of one (node, port, priority), in time order.
-fn pause_intervals(frames: &[&PfcRecord], rate: Option<Rate>, end: Time) -> Vec<(Time, Time)> {
-    let mut out = Vec::new();
-    let mut open: Option<(Time, Time)> = None;
-    for (i, r) in frames.iter().enumerate() {
-        if r.quanta == 0 {
-            if let Some((s, e)) = open.take() {
-                out.push((s, e.min(r.time)));
-            }
-            continue;
-        }
-        let until = match rate {
-            Some(rate) if rate.bps() > 0 => r.time + quanta_time(rate, r.quanta),
-            // Unknown rate: until the next frame (which renews or ends it) or the end.
-            _ => frames.get(i + 1).map_or(end, |n| n.time.max(r.time)),
-        };
-        open = match open {
-            Some((s, e)) if e > r.time => Some((s, until)),
-            other => {
-                if let Some(iv) = other {
-                    out.push(iv);
-                }
-                Some((r.time, until))
-            }
-        };
-    }
-    if let Some((s, e)) = open {
-        out.push((s, e.min(end)));
-    }
-    out.retain(|(s, e)| e >= s);
-    out
-}
-
-impl TimelineData {
-    fn new(results: &RunResults, summary: &Summary) -> Option<TimelineData> {
-        let (records, received) = if results.pfc_received.is_empty() {
-            (&results.pfc_sent, false)
-        } else {
-            (&results.pfc_received, true)
-        };
-        if records.is_empty() {
-            return None;
-        }
-        let mut by_row: BTreeMap<(u32, u16, u8), Vec<&PfcRecord>> = BTreeMap::new();
-        for r in records {
-            by_row.entry((r.node, r.port, r.prio)).or_default().push(r);
-        }
-        let total_rows = by_row.len();
-        let end = records
-            .iter()
-            .map(|r| r.time)
-            .max()
-            .unwrap_or(Time::ZERO)
-            .max(results.end_time);
-        let mut keyed: Vec<RowFrames<'_>> = by_row.into_iter().collect();
-        let pauses = |v: &[&PfcRecord]| v.iter().filter(|r| r.quanta != 0).count();
-        keyed.sort_by(|a, b| pauses(&b.1).cmp(&pauses(&a.1)).then(a.0.cmp(&b.0)));
-        keyed.truncate(MAX_PFC_ROWS);
-        keyed.sort_by_key(|k| k.0);
-        let roles = switch_roles(results);
-        let rows = keyed
-            .into_iter()
-            .map(|((node, port, prio), frames)| {
-                let rate = summary
-                    .pfc
-                    .ports
-                    .iter()
-                    .find(|p| p.node == node && p.port == port && p.rate_bps > 0)
-                    .map(|p| Rate(p.rate_bps));
-                let node_label = if frames.first().is_some_and(|r| r.is_switch) {
-                    switch_label(node, &roles)
-                } else {
-                    format!("host {node}")
-                };
-                TimelineRow {
-                    label: format!("{node_label} port {port} priority {prio}"),
-                    prio,
-                    pauses: pauses(&frames),
-                    intervals: pause_intervals(&frames, rate, end),
-                }
-            })
-            .collect();
-        Some(TimelineData {
-            rows,
-            total_rows,
-            end,
-            received,
-        })
-    }
-}
-
-fn timeline_chart<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    d: &TimelineData,
-) -> DrawResult<DB> {
-    let n = d.rows.len();
-    let (tdiv, tunit) = time_unit(d.end);
-    let x_end = (d.end.as_ps() as f64 / tdiv).max(1e-9);
-    let labels: Vec<String> = d
-        .rows
-        .iter()
-        .map(|r| format!("{} ({} PAUSE)", r.label, r.pauses))
-        .collect();
-    let mut label_w = 100;
-    for l in &labels {
-        label_w = label_w.max(root.estimate_text_size(l, &label_style())?.0);
-    }
-    let what = if d.received {
-        "paused transmitters"
-    } else {
-        "pausing ingress PGs"
-    };
-    let title = if d.total_rows > n {
-        format!(
-            "PFC pause timeline: {what} (top {n} of {} by PAUSE count)",
-            d.total_rows
-        )
-    } else {
-        format!("PFC pause timeline: {what}")
-    };
-    // Colors tell priorities apart; the row labels name them, so no legend is needed.
-    let (plot, _) = layout(root, &title, &[])?;
-    let x_desc = format!("simulated time ({tunit})");
-    let mut chart = row_chart(&plot, label_w, x_end, n, &x_desc, "node / port / priority")?;
-    // Bars narrower than two pixels are widened so short pauses stay visible.
-    let plot_w = f64::from(chart.plotting_area().dim_in_pixel().0.max(1));
-    let min_w = 2.0 * x_end / plot_w;
-    // Row 0 at the top.
-    let y_of = |i: usize| (n - 1 - i) as f64;
-    for (i, row) in d.rows.iter().enumerate() {
-        let y = y_of(i);
-        let color = COLORS[usize::from(row.prio) % COLORS.len()];
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(0.0, y), (x_end, y)],
-            GREY_300.stroke_width(1),
-        )))?;
-        chart.draw_series(row.intervals.iter().map(|&(s, e)| {
-            let x0 = s.as_ps() as f64 / tdiv;
-            let x1 = (e.as_ps() as f64 / tdiv).max(x0 + min_w);
-            Rectangle::new([(x0, y - 0.35), (x1, y + 0.35)], color.filled())
-        }))?;
-    }
-    draw_row_labels(root, &chart, &labels)
-}
-
 /// A chart of `n` rows (row 0 at the top, at y = n - 1) over simulated time `0..x_end`,
 /// its mesh drawn, room for row labels `label_w` pixels wide left of the y axis.
 fn row_chart<'a, DB: DrawingBackend>(
@@ -1294,6 +1129,7 @@ fn draw_row_labels<DB: DrawingBackend>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use headroom_mech::units::Rate;
     use headroom_sim::config::SimConfig;
     use headroom_sim::net::Simulation;
     use headroom_sim::output;
@@ -1410,8 +1246,8 @@ mod tests {
             .unwrap_or_else(|| tmp.path().to_path_buf());
         let written = write_plots(&dir, &r, &s).unwrap();
         assert_eq!(written.len(), 6);
-        let tl = TimelineData::new(&r, &s).unwrap();
-        assert!(tl.rows.len() <= MAX_PFC_ROWS);
+        let tl = TimelineData::pfc(&r, &s).unwrap();
+        assert!(tl.rows.len() <= timeline::MAX_ROWS);
         let occ = OccupancyData::new(&r, &s).unwrap();
         assert!(occ.series.len() <= MAX_SWITCHES);
         assert!(occ.series.windows(2).all(|w| w[0].peak >= w[1].peak));
@@ -1496,46 +1332,5 @@ mod tests {
         });
         let err = write_plots(&blocker.join("plots"), &r, &s).unwrap_err();
         assert!(err.to_string().contains("a-file"), "{err}");
-    }
-
-    fn rec(t_ns: u64, quanta: u16) -> PfcRecord {
-        PfcRecord {
-            time: Time::from_ns(t_ns),
-            node: 1,
-            is_switch: false,
-            port: 0,
-            prio: 3,
-            port_level: false,
-            quanta,
-        }
-    }
-
-    #[test]
-    fn pause_intervals_follow_frames() {
-        // 100 Gb/s: one quantum is 5.12 ns; 1000 quanta = 5120 ns.
-        let rate = Some(Rate::from_gbps(100));
-        let end = Time::from_us(100);
-        // PAUSE then RESUME.
-        let f = [rec(100, 1000), rec(300, 0)];
-        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
-        assert_eq!(v, vec![(Time::from_ns(100), Time::from_ns(300))]);
-        // PAUSE expiring, then a later PAUSE: two intervals.
-        let f = [rec(100, 1000), rec(10_000, 1000)];
-        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
-        assert_eq!(
-            v,
-            vec![
-                (Time::from_ns(100), Time::from_ns(5_220)),
-                (Time::from_ns(10_000), Time::from_ns(15_120))
-            ]
-        );
-        // A refresh before expiry extends one interval.
-        let f = [rec(100, 1000), rec(2_000, 1000), rec(4_000, 0)];
-        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), rate, end);
-        assert_eq!(v, vec![(Time::from_ns(100), Time::from_ns(4_000))]);
-        // Unknown rate: until the next frame or the end.
-        let f = [rec(100, 1000)];
-        let v = pause_intervals(&f.iter().collect::<Vec<_>>(), None, end);
-        assert_eq!(v, vec![(Time::from_ns(100), end)]);
     }
 }

@@ -4,8 +4,8 @@
 //! priority) and against its egress queue (egress port, priority). Ingress accounting
 //! drives PFC; egress accounting drives lossy drops.
 //!
-//! Ingress regions of a PG: **private** (guaranteed) cells up to `private_bytes` per PG,
-//! used first; **shared** cells from the one shared pool; **headroom** for the bytes that
+//! Ingress regions of a PG: **private** (guaranteed) cells up to its port's
+//! [`PrivateReservation`], used first; **shared** cells from the one shared pool; **headroom** for the bytes that
 //! still arrive after a PAUSE. Where headroom lives and when PAUSE is sent is the
 //! [`HeadroomScheme`]:
 //!
@@ -99,12 +99,8 @@ pub struct MmuConfig {
     pub cell_bytes: u32,
     /// Total buffer in bytes.
     pub buffer_bytes: u64,
-    /// Private (guaranteed) bytes per ingress PG.
-    pub private_bytes: u64,
-    /// Bit i set: PG i has its private bytes reserved on every port (all PGs under PFC;
-    /// the data VLs on credit links). A PG without them takes every cell from the shared
-    /// buffer.
-    pub private_pgs: u8,
+    /// Private (guaranteed) space of each ingress port's PGs, one entry per port.
+    pub private: Vec<PrivateReservation>,
     /// eta in bytes, one entry per port: per lossless PG (SIH, SHP) or per port (DSH).
     pub headroom_bytes: Vec<u64>,
     /// Ingress alpha per port.
@@ -118,6 +114,17 @@ pub struct MmuConfig {
     pub lossless: u8,
     /// Headroom scheme.
     pub scheme: HeadroomScheme,
+}
+
+/// The private (guaranteed) space of one ingress port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PrivateReservation {
+    /// Private bytes per PG that has them.
+    pub bytes: u64,
+    /// Bit i set: PG i has them (every PG of a PFC port; the data VLs of a credit port,
+    /// whose receive buffers they are). A PG without them takes every cell from the shared
+    /// buffer.
+    pub pgs: u8,
 }
 
 /// Why an MMU configuration is unusable.
@@ -138,13 +145,18 @@ pub enum MmuError {
         /// The buffer size.
         buffer: u64,
     },
-    /// `headroom_bytes` and `alpha` must both have one entry per port.
-    #[error("per-port vectors disagree: {headroom} headroom entries, {alpha} alpha entries")]
+    /// `headroom_bytes`, `alpha` and `private` must all have one entry per port.
+    #[error(
+        "per-port vectors disagree: {headroom} headroom entries, {alpha} alpha entries, \
+         {private} private entries"
+    )]
     PortCount {
         /// Entries in `headroom_bytes`.
         headroom: usize,
         /// Entries in `alpha`.
         alpha: usize,
+        /// Entries in `private`.
+        private: usize,
     },
     /// Cell size zero.
     #[error("cell size must be at least 1 byte")]
@@ -266,6 +278,9 @@ pub struct Mmu {
     /// moves only private cells, which `evaluate` never reads, cannot change any PFC state,
     /// and skips the re-evaluation.
     private_skips_evaluate: bool,
+    /// Ports differ in their private space (a switch with PFC and credit ports): a PG's
+    /// is `private_cap`, not `private_cells` and `private_pgs`.
+    private_per_port: bool,
     private_used: u64,
     shared_used: u64,
     headroom_used: u64,
@@ -273,8 +288,10 @@ pub struct Mmu {
     freed: u64,
     peak_used: u64,
     cell_bytes: u32,
+    /// Private cells of every PG in `private_pgs` when all ports have the same private
+    /// space; the most of any PG and every PG that has some when they differ (then
+    /// `private_cap` has each PG's own).
     private_cells: u32,
-    /// Bit i set: PG i has private cells (see [`MmuConfig::private_pgs`]).
     private_pgs: u8,
     /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
     /// (the buffer is below 4 GiB).
@@ -321,6 +338,11 @@ pub struct Mmu {
     hpool: u64,
     hpool_used: u64,
     total_cells: u64,
+    /// Private cells reserved on all ports.
+    reserved_private: u64,
+    /// Per PG (port × 8 + priority): the private cells it may hold (0: none, see
+    /// [`PrivateReservation`]).
+    private_cap: Box<[u32]>,
 }
 
 impl Mmu {
@@ -329,17 +351,25 @@ impl Mmu {
         if cfg.cell_bytes == 0 {
             return Err(MmuError::ZeroCell);
         }
-        if cfg.headroom_bytes.len() != cfg.alpha.len() {
+        if cfg.headroom_bytes.len() != cfg.alpha.len() || cfg.private.len() != cfg.alpha.len() {
             return Err(MmuError::PortCount {
                 headroom: cfg.headroom_bytes.len(),
                 alpha: cfg.alpha.len(),
+                private: cfg.private.len(),
             });
         }
         let ports = cfg.alpha.len();
         let cell = u64::from(cfg.cell_bytes);
         let cells = |b: u64| u32::try_from(b.div_ceil(cell)).unwrap_or(u32::MAX);
         let total_cells = cfg.buffer_bytes / cell;
-        let private_cells = cells(cfg.private_bytes);
+        let private_cap: Box<[u32]> = cfg
+            .private
+            .iter()
+            .flat_map(|r| {
+                let c = cells(r.bytes);
+                (0..PRIORITIES).map(move |pg| if r.pgs & (1 << pg) != 0 { c } else { 0 })
+            })
+            .collect();
         let headroom_cells: Vec<u32> = cfg.headroom_bytes.iter().map(|b| cells(*b)).collect();
         let n_lossless = u64::from(cfg.lossless.count_ones());
         let per_port: u64 = headroom_cells.iter().map(|h| u64::from(*h)).sum();
@@ -364,8 +394,7 @@ impl Mmu {
                 delta_p_bytes.div_ceil(cell),
             ),
         };
-        let private_pgs = u64::from(cfg.private_pgs.count_ones());
-        let reserved_private = u64::from(private_cells) * ports as u64 * private_pgs;
+        let reserved_private: u64 = private_cap.iter().map(|&c| u64::from(c)).sum();
         // Saturating: an SHP pool may be sized up to u64::MAX bytes (a tiny
         // over-subscription ratio), which is over-committed, not an overflow.
         let reserved = reserved_headroom.saturating_add(reserved_private);
@@ -383,8 +412,11 @@ impl Mmu {
             lossless: cfg.lossless,
             n_lossless,
             scheme: cfg.scheme,
-            private_cells,
-            private_pgs: cfg.private_pgs,
+            private_per_port: cfg.private.windows(2).any(|w| w[0] != w[1]),
+            private_cells: private_cap.iter().copied().max().unwrap_or(0),
+            private_pgs: cfg.private.iter().fold(0, |m, r| m | r.pgs),
+            private_cap,
+            reserved_private,
             headroom_cells,
             xon_offset_cells: cells(cfg.xon_offset_bytes),
             delta_q_cells: delta_q,
@@ -489,41 +521,46 @@ impl Mmu {
         }
     }
 
-    /// Admits a packet of `bytes` arriving on (`in_port`, `prio`) for egress `out_port`, or
-    /// says why it is dropped. PFC transitions it causes anywhere in the switch are appended
-    /// to `out`.
+    /// Admits a packet of `bytes` arriving on (`in_port`, `prio`) for egress queue
+    /// (`out_port`, `queue`), or says why it is dropped. The queue is the packet's class
+    /// at egress: its priority under PFC, the VL its output port maps its service level to
+    /// on credit links. PFC transitions it causes anywhere in the switch are appended to
+    /// `out`.
     #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
-        prio: u8,
         out_port: usize,
+        (prio, queue): (u8, u8),
         bytes: u64,
         out: &mut Vec<Transition>,
     ) -> Result<Placement, DropCause> {
         let cells = self.cells_for(bytes);
         let pgi = in_port * PRIORITIES + usize::from(prio);
-        let qi = out_port * PRIORITIES + usize::from(prio);
+        let qi = out_port * PRIORITIES + usize::from(queue);
         let lossless = self.is_lossless(prio);
         let pg = self.pgs[pgi];
         let dsh_poff =
             matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
         let has_private = self.private_pgs & (1 << prio) != 0;
-        let region =
-            if pg.private + cells <= self.private_cells && has_private && !(lossless && dsh_poff) {
-                Region::Private
-            } else if lossless {
-                self.lossless_region(in_port, pgi, cells)?
-            } else {
-                let limit = self.free_shared() as f64 * self.egress_alpha;
-                if f64::from(self.egress[qi] + cells) > limit {
-                    return Err(DropCause::EgressThreshold);
-                }
-                if self.free_shared() < u64::from(cells) {
-                    return Err(DropCause::BufferFull);
-                }
-                Region::Shared
-            };
+        let region = if pg.private + cells <= self.private_cells
+            && has_private
+            && !(lossless && dsh_poff)
+            && (!self.private_per_port || pg.private + cells <= self.private_cap[pgi])
+        {
+            Region::Private
+        } else if lossless {
+            self.lossless_region(in_port, pgi, cells)?
+        } else {
+            let limit = self.free_shared() as f64 * self.egress_alpha;
+            if f64::from(self.egress[qi] + cells) > limit {
+                return Err(DropCause::EgressThreshold);
+            }
+            if self.free_shared() < u64::from(cells) {
+                return Err(DropCause::BufferFull);
+            }
+            Region::Shared
+        };
         let pg = &mut self.pgs[pgi];
         match region {
             Region::Private => {
@@ -597,13 +634,13 @@ impl Mmu {
     pub fn release(
         &mut self,
         in_port: usize,
-        prio: u8,
         out_port: usize,
+        (prio, queue): (u8, u8),
         placement: Placement,
         out: &mut Vec<Transition>,
     ) {
         let pgi = in_port * PRIORITIES + usize::from(prio);
-        let qi = out_port * PRIORITIES + usize::from(prio);
+        let qi = out_port * PRIORITIES + usize::from(queue);
         let cells = placement.cells;
         let pg = &mut self.pgs[pgi];
         if pg.headroom == 0 && pg.shared == 0 {
@@ -721,11 +758,7 @@ impl Mmu {
 
     /// Cells reserved for headroom (per-PG eta, the SHP pool, or DSH insurance).
     pub fn headroom_reserved_cells(&self) -> u64 {
-        self.total_cells
-            - self.shared_pool
-            - u64::from(self.private_cells)
-                * self.ports as u64
-                * u64::from(self.private_pgs.count_ones())
+        self.total_cells - self.shared_pool - self.reserved_private
     }
 
     /// Shared cells in use.
@@ -821,8 +854,13 @@ mod tests {
         MmuConfig {
             cell_bytes: 100,
             buffer_bytes: 100_000,
-            private_bytes: 200,
-            private_pgs: 0xff,
+            private: vec![
+                PrivateReservation {
+                    bytes: 200,
+                    pgs: 0xff
+                };
+                ports
+            ],
             headroom_bytes: vec![1_000; ports],
             alpha: vec![Alpha::from_value(1.0).expect("positive"); ports],
             egress_alpha: Alpha::from_value(1.0).expect("positive"),
@@ -842,8 +880,36 @@ mod tests {
         assert_eq!(std::mem::align_of::<Mmu>(), 64);
         assert!(offset_of!(Mmu, private_skips_evaluate) < 64);
         assert!(offset_of!(Mmu, private_used) >= 64);
+        assert!(offset_of!(Mmu, private_per_port) < 64);
         assert!(offset_of!(Mmu, private_cells) + 4 <= 128);
         assert!(offset_of!(Mmu, private_pgs) < 128);
+    }
+
+    /// A switch whose ports differ (PFC and credit ports): each PG gets its own port's
+    /// private space, and only the PGs that have it.
+    #[test]
+    fn ports_may_have_their_own_private_space() {
+        let mut c = cfg(2);
+        c.private[1] = PrivateReservation {
+            bytes: 1_000,
+            pgs: 0b0000_1111,
+        };
+        let mut m = Mmu::new(&c).expect("fits");
+        // 1000 cells - port 0: 8 PGs x 2 - port 1: 4 PGs x 10 - 2 ports x 10 headroom.
+        assert_eq!(m.shared_pool_cells(), 1000 - 16 - 40 - 20);
+        assert_eq!(m.headroom_reserved_cells(), 20);
+        let mut tr = Vec::new();
+        for _ in 0..10 {
+            let p = m.admit(1, 0, (2, 2), 100, &mut tr).expect("private");
+            assert_eq!(p.region, Region::Private);
+        }
+        let p = m.admit(1, 0, (2, 2), 100, &mut tr).expect("shared");
+        assert_eq!(p.region, Region::Shared);
+        // PG 5 of port 1 has no private cells; PG 5 of port 0 has two.
+        let p = m.admit(1, 0, (5, 5), 100, &mut tr).expect("shared");
+        assert_eq!(p.region, Region::Shared);
+        let p = m.admit(0, 1, (5, 5), 100, &mut tr).expect("private");
+        assert_eq!(p.region, Region::Private);
     }
 
     #[test]
@@ -876,7 +942,7 @@ mod tests {
     fn fills_private_then_shared_then_pauses_into_headroom() {
         let mut m = Mmu::new(&cfg(2)).expect("fits");
         let mut tr = Vec::new();
-        let p = |m: &mut Mmu, tr: &mut Vec<Transition>| m.admit(0, 3, 1, 100, tr);
+        let p = |m: &mut Mmu, tr: &mut Vec<Transition>| m.admit(0, 1, (3, 3), 100, tr);
         assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
         assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
         // Pool = 1000 - 32 - 2*10 = 948 cells; alpha 1: XOFF once omega >= 948 - omega.
@@ -909,16 +975,16 @@ mod tests {
         let mut tr = Vec::new();
         let mut placed = Vec::new();
         while tr.is_empty() {
-            placed.push(m.admit(0, 3, 1, 100, &mut tr).expect("admitted"));
+            placed.push(m.admit(0, 1, (3, 3), 100, &mut tr).expect("admitted"));
         }
-        let h = m.admit(0, 3, 1, 100, &mut tr).expect("headroom");
+        let h = m.admit(0, 1, (3, 3), 100, &mut tr).expect("headroom");
         assert_eq!(h.region, Region::Headroom);
         tr.clear();
         // Releasing shared cells alone does not resume while headroom is held.
         let last = placed.pop().expect("some");
-        m.release(0, 3, 1, last, &mut tr);
+        m.release(0, 1, (3, 3), last, &mut tr);
         assert!(tr.is_empty());
-        m.release(0, 3, 1, h, &mut tr);
+        m.release(0, 1, (3, 3), h, &mut tr);
         // omega = 473, T = 948 - 473 = 475: 473 + 2 > 475? no: 475 <= 475 resumes.
         assert_eq!(
             tr,
@@ -939,13 +1005,13 @@ mod tests {
         let mut tr = Vec::new();
         // Port 0 holds some shared cells well below its threshold.
         for _ in 0..2 + 150 {
-            m.admit(0, 3, 2, 100, &mut tr).expect("admitted");
+            m.admit(0, 2, (3, 3), 100, &mut tr).expect("admitted");
         }
         assert!(tr.is_empty());
         // Port 1 (lossy priority 0) fills the buffer: T of port 0 falls below its omega.
         let mut k = 0;
         while tr.is_empty() && k < 2_000 {
-            if m.admit(1, 0, 2, 100, &mut tr).is_err() {
+            if m.admit(1, 2, (0, 0), 100, &mut tr).is_err() {
                 break;
             }
             k += 1;
@@ -976,12 +1042,12 @@ mod tests {
                 .iter()
                 .any(|t| matches!(t, Transition::Queue { prio: p, pause: true, .. } if *p == prio))
             {
-                m.admit(0, prio, 2, 100, &mut tr).expect("shared");
+                m.admit(0, 2, (prio, prio), 100, &mut tr).expect("shared");
             }
         }
         let mut dropped = None;
         for k in 0..20 {
-            if let Err(e) = m.admit(0, 3 + (k % 2) as u8, 2, 100, &mut tr) {
+            if let Err(e) = m.admit(0, 2, (3 + (k % 2) as u8, 3 + (k % 2) as u8), 100, &mut tr) {
                 dropped = Some(e);
                 break;
             }
@@ -994,7 +1060,7 @@ mod tests {
     fn dsh_queue_and_port_state_machines() {
         let mut c = cfg(2);
         c.lossless = 0b0001_1000; // Nq = 2
-        c.private_bytes = 0;
+        c.private.iter_mut().for_each(|r| r.bytes = 0);
         c.alpha = vec![Alpha::from_value(0.5).expect("positive"); 2];
         c.headroom_bytes = vec![2_000; 2]; // eta = 20 cells per port
         c.scheme = HeadroomScheme::Dsh {
@@ -1008,7 +1074,7 @@ mod tests {
         let mut placed = Vec::new();
         // Queue level: QOFF once omega > T - eta, T = 0.5 * (960 - omega).
         while tr.is_empty() {
-            placed.push(m.admit(0, 3, 1, 100, &mut tr).expect("admitted"));
+            placed.push(m.admit(0, 1, (3, 3), 100, &mut tr).expect("admitted"));
         }
         let omega = u64::from(m.pg(0, 3).shared);
         let t = (960 - omega) / 2;
@@ -1030,7 +1096,7 @@ mod tests {
         let mut port_paused = false;
         for _ in 0..2_000 {
             let p = m
-                .admit(0, 3, 1, 100, &mut tr)
+                .admit(0, 1, (3, 3), 100, &mut tr)
                 .expect("lossless is never dropped here");
             placed.push(p);
             if tr.contains(&Transition::Port {
@@ -1045,7 +1111,7 @@ mod tests {
         assert!(port_paused, "the port never paused");
         let sum = m.port(0).shared;
         assert!(sum > 2 * ((960 - sum) / 2), "POFF only above Nq x T");
-        let p = m.admit(0, 4, 1, 100, &mut tr).expect("insurance");
+        let p = m.admit(0, 1, (4, 4), 100, &mut tr).expect("insurance");
         assert_eq!(
             p.region,
             Region::Headroom,
@@ -1056,13 +1122,8 @@ mod tests {
         // Xpon; the queue resumes below T - eta - delta_q.
         tr.clear();
         while let Some(p) = placed.pop() {
-            m.release(
-                0,
-                if p.region == Region::Headroom { 4 } else { 3 },
-                1,
-                p,
-                &mut tr,
-            );
+            let prio = if p.region == Region::Headroom { 4 } else { 3 };
+            m.release(0, 1, (prio, prio), p, &mut tr);
             if let Some(i) = tr.iter().position(|t| {
                 *t == Transition::Port {
                     port: 0,
@@ -1088,7 +1149,7 @@ mod tests {
         let mut c = cfg(32);
         c.buffer_bytes = 1_000_000;
         c.lossless = 0b1111_1110; // 7 lossless queues per port
-        c.private_bytes = 0;
+        c.private.iter_mut().for_each(|r| r.bytes = 0);
         c.headroom_bytes = vec![2_000; 32];
         let sih = Mmu::new(&c).expect("fits").shared_pool_cells();
         c.scheme = HeadroomScheme::Dsh {
@@ -1106,7 +1167,7 @@ mod tests {
         let mut tr = Vec::new();
         let mut dropped = None;
         for _ in 0..2_000 {
-            if let Err(e) = m.admit(0, 0, 1, 100, &mut tr) {
+            if let Err(e) = m.admit(0, 1, (0, 0), 100, &mut tr) {
                 dropped = Some(e);
                 break;
             }
@@ -1151,12 +1212,12 @@ mod tests {
                 if release && !held.is_empty() {
                     let k = bytes as usize % held.len();
                     let (i, p, o, pl) = held[k];
-                    full.release(i, p, o, pl, &mut full_tr);
+                    full.release(i, o, (p, p), pl, &mut full_tr);
                     held.remove(k);
-                    m.release(i, p, o, pl, &mut tr);
+                    m.release(i, o, (p, p), pl, &mut tr);
                 } else {
-                    let _ = full.admit(inp, prio, outp, bytes, &mut full_tr);
-                    if let Ok(pl) = m.admit(inp, prio, outp, bytes, &mut tr) {
+                    let _ = full.admit(inp, outp, (prio, prio), bytes, &mut full_tr);
+                    if let Ok(pl) = m.admit(inp, outp, (prio, prio), bytes, &mut tr) {
                         held.push((inp, prio, outp, pl));
                     }
                 }
@@ -1177,7 +1238,7 @@ mod tests {
                 prop_assert!(m.shared_used_cells() <= m.shared_pool_cells());
             }
             for (i, p, o, pl) in held.drain(..) {
-                m.release(i, p, o, pl, &mut tr);
+                m.release(i, o, (p, p), pl, &mut tr);
             }
             prop_assert_eq!(m.used_cells(), 0);
             for t in tr.drain(..) {

@@ -11,4 +11,6 @@ pub mod formula;
 pub mod mmu;
 
 pub use alpha::{Alpha, AlphaError};
-pub use mmu::{DropCause, HeadroomScheme, Mmu, MmuConfig, Placement, Region, Transition};
+pub use mmu::{
+    DropCause, HeadroomScheme, Mmu, MmuConfig, Placement, PrivateReservation, Region, Transition,
+};

@@ -1,18 +1,26 @@
-//! The fabric's link flow control: PFC or credits.
+//! The fabric's link flow control: PFC or credits, the fabric's kind unless a link sets
+//! its own (both ends of a link always use one kind). A switch whose ports all use credits
+//! runs with [`FabricConfig::switch`]'s credit parameters; a switch with both kinds keeps
+//! its PFC parameters and gives each credit port VL buffers instead of private space and
+//! headroom (`SimConfig::mmu_config`).
 //!
-//! Invariants (checked by [`FabricConfig::validate`] as part of `SimConfig::validate`): a
-//! credit fabric has 1, 2, 4 or 8 data VLs, blocks of at least one byte, a VL buffer that
-//! holds the largest frame a host sends, and every frame's priority (its VL: SL → VL is
-//! the identity) below the number of VLs.
+//! Invariants (checked by [`FabricConfig::validate`] as part of `SimConfig::validate`):
+//! where any link uses credits, there are 1, 2, 4 or 8 data VLs, blocks of at least one
+//! byte, a VL buffer that holds the largest frame a host sends, and every service level a
+//! frame uses (a flow's priority, the ACKs') mapped to an existing VL by every credit
+//! port's SL → VL table (the fabric's, or its link's own); per-link settings name existing
+//! links.
 
 use super::{ConfigError, SwitchConfig};
 use headroom_mech::credit::UpdatePolicy;
 use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
 use serde::Serialize;
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// How the links keep the fabric lossless.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum FlowControlKind {
     /// Priority flow control (IEEE 802.1Qbb): a receiver pauses a class when its buffer
     /// fills.
@@ -29,13 +37,34 @@ pub struct FabricConfig {
     pub kind: FlowControlKind,
     /// Parameters of credit links.
     pub credit: CreditConfig,
+    /// Settings of single links (by index in the topology's link list) that differ from
+    /// the fabric's.
+    pub links: BTreeMap<usize, LinkFabric>,
 }
+
+/// What one link sets differently from the fabric (`None`: the fabric's).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkFabric {
+    /// Its flow control (both ends use it).
+    pub kind: Option<FlowControlKind>,
+    /// SL → VL table of both its ends (credit links).
+    pub sl_to_vl: Option<SlToVl>,
+}
+
+/// A port's SL → VL table: entry `s` is the VL frames of service level `s` leave on.
+pub type SlToVl = [u8; PRIORITIES];
+
+/// The identity table: service level `s` travels on VL `s`.
+pub const IDENTITY_SL_TO_VL: SlToVl = [0, 1, 2, 3, 4, 5, 6, 7];
 
 /// Parameters of credit links.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CreditConfig {
-    /// Data virtual lanes: 1, 2, 4 or 8. A frame of priority `p` travels on VL `p`.
+    /// Data virtual lanes: 1, 2, 4 or 8.
     pub vls: u8,
+    /// Every port's SL → VL table unless its link has its own (default: the identity). A
+    /// frame's service level is its priority.
+    pub sl_to_vl: SlToVl,
     /// Bytes per credit block.
     pub block: u32,
     /// A switch's receive buffer per (ingress port, VL), bytes: a static reservation in
@@ -54,6 +83,7 @@ impl Default for CreditConfig {
     fn default() -> Self {
         CreditConfig {
             vls: 8,
+            sl_to_vl: IDENTITY_SL_TO_VL,
             block: 64,
             vl_buffer: 128 << 10,
             update_period: None,
@@ -90,31 +120,60 @@ impl CreditConfig {
 }
 
 impl FabricConfig {
-    /// The switch parameters a fabric of this kind runs with: a credit fabric reserves
-    /// each (ingress port, VL) its VL buffer as private MMU space, needs no headroom (a
-    /// credit port never pauses) and makes every VL lossless.
-    pub fn switch<'a>(&self, switch: &'a SwitchConfig) -> Cow<'a, SwitchConfig> {
-        match self.kind {
-            FlowControlKind::Pfc => Cow::Borrowed(switch),
-            FlowControlKind::Credit => Cow::Owned(SwitchConfig {
-                private_bytes: self.credit.vl_buffer,
-                headroom: super::HeadroomSizing::Fixed(0),
-                scheme: super::SchemeConfig::Sih,
-                reservation: super::Reservation::PerPg,
-                lossless: self.credit.vl_mask(),
-                ..switch.clone()
-            }),
+    /// The flow control of link `link` (its own, or the fabric's).
+    pub fn link_kind(&self, link: usize) -> FlowControlKind {
+        self.links
+            .get(&link)
+            .and_then(|l| l.kind)
+            .unwrap_or(self.kind)
+    }
+
+    /// Whether some of the `links` links uses `kind`.
+    pub fn uses(&self, links: usize, kind: FlowControlKind) -> bool {
+        // Links without their own kind use the fabric's: check one of them, then the rest.
+        (links > self.links.values().filter(|l| l.kind.is_some()).count() && self.kind == kind)
+            || self.links.values().any(|l| l.kind == Some(kind))
+    }
+
+    /// `"pfc"` or `"credit"` when every one of the `links` links uses it, else `"mixed"`.
+    pub fn name(&self, links: usize) -> &'static str {
+        match (
+            self.uses(links, FlowControlKind::Pfc),
+            self.uses(links, FlowControlKind::Credit),
+        ) {
+            (true, true) => "mixed",
+            (false, true) => "credit",
+            _ => "pfc",
         }
+    }
+
+    /// The switch parameters of a switch whose ports are all on credit links (`credit`;
+    /// others run with `switch` as it is): it reserves each (ingress port, VL) its VL
+    /// buffer as private MMU space, needs no headroom (a credit port never pauses) and
+    /// makes every VL lossless.
+    pub fn switch<'a>(&self, switch: &'a SwitchConfig, credit: bool) -> Cow<'a, SwitchConfig> {
+        if !credit {
+            return Cow::Borrowed(switch);
+        }
+        Cow::Owned(SwitchConfig {
+            private_bytes: self.credit.vl_buffer,
+            headroom: super::HeadroomSizing::Fixed(0),
+            scheme: super::SchemeConfig::Sih,
+            reservation: super::Reservation::PerPg,
+            lossless: self.credit.vl_mask(),
+            ..switch.clone()
+        })
     }
 
     /// Checks the invariants of the module documentation; `largest_frame` is the largest
     /// frame a host sends, `prios` every priority frames use (flows, ACKs).
     pub fn validate(
         &self,
+        links: usize,
         largest_frame: u64,
         prios: impl IntoIterator<Item = (String, u8)>,
     ) -> Result<(), ConfigError> {
-        if self.kind != FlowControlKind::Credit {
+        if !self.uses(links, FlowControlKind::Credit) {
             return Ok(());
         }
         let c = &self.credit;
@@ -142,17 +201,55 @@ impl FabricConfig {
         if c.update_period == Some(Time::ZERO) {
             return param("fabric.credit.update_period", "must be > 0".into());
         }
-        for (what, prio) in prios {
-            if prio >= c.vls {
-                return param(
-                    "fabric.credit.vls",
+        let prios: Vec<(String, u8)> = prios.into_iter().collect();
+        let unmapped = |table: &SlToVl| {
+            prios.iter().find_map(|(what, sl)| {
+                let vl = table[usize::from(*sl)];
+                (vl >= c.vls).then(|| {
                     format!(
-                        "{what} uses priority {prio}, which has no VL ({} VLs)",
+                        "{what} uses service level {sl}, which maps to VL {vl}: there are {} \
+                         VLs (an SL with no VL)",
                         c.vls
-                    ),
-                );
+                    )
+                })
+            })
+        };
+        let fabric_table_used = (0..links)
+            .any(|l| self.link_kind(l) == FlowControlKind::Credit && self.sl_to_vl_of(l).is_none());
+        if let Some(reason) = unmapped(&c.sl_to_vl).filter(|_| fabric_table_used) {
+            let field = if c.sl_to_vl == IDENTITY_SL_TO_VL {
+                "fabric.credit.vls"
+            } else {
+                "fabric.credit.sl_to_vl"
+            };
+            return param(field, reason);
+        }
+        for (&index, link) in &self.links {
+            if self.link_kind(index) != FlowControlKind::Credit {
+                continue;
+            }
+            if let Some(reason) = link.sl_to_vl.as_ref().and_then(unmapped) {
+                return Err(ConfigError::Link {
+                    index,
+                    field: "sl_to_vl",
+                    reason,
+                });
             }
         }
         Ok(())
+    }
+
+    /// The SL → VL table of the ends of link `link`: its own, the fabric's on a credit
+    /// link, the identity on a PFC link (whose class is the service level).
+    pub fn sl_to_vl(&self, link: usize) -> SlToVl {
+        match self.link_kind(link) {
+            FlowControlKind::Pfc => IDENTITY_SL_TO_VL,
+            FlowControlKind::Credit => self.sl_to_vl_of(link).unwrap_or(self.credit.sl_to_vl),
+        }
+    }
+
+    /// The SL → VL table link `link` gives itself, if any.
+    fn sl_to_vl_of(&self, link: usize) -> Option<SlToVl> {
+        self.links.get(&link).and_then(|l| l.sl_to_vl)
     }
 }

@@ -17,7 +17,7 @@
 use crate::topology::Topology;
 use crate::workload::FlowSpec;
 use headroom_mech::buffer::formula::{self, SonicInputs};
-use headroom_mech::buffer::mmu::{MmuConfig, Reservation};
+use headroom_mech::buffer::mmu::{MmuConfig, PrivateReservation, Reservation};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, IbCc, IbCcConfig,
@@ -31,7 +31,10 @@ use std::collections::BTreeMap;
 mod fabric;
 mod marking;
 mod validate;
-pub use fabric::{CreditConfig, FabricConfig, FlowControlKind, UPDATE_SYMBOLS};
+pub use fabric::{
+    CreditConfig, FabricConfig, FlowControlKind, LinkFabric, SlToVl, IDENTITY_SL_TO_VL,
+    UPDATE_SYMBOLS,
+};
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 
 /// Everything one run needs.
@@ -427,8 +430,13 @@ impl SwitchConfig {
         MmuConfig {
             cell_bytes: self.cell_bytes,
             buffer_bytes: self.buffer_bytes,
-            private_bytes: self.private_bytes,
-            private_pgs: 0xff,
+            private: vec![
+                PrivateReservation {
+                    bytes: self.private_bytes,
+                    pgs: 0xff,
+                };
+                etas.len()
+            ],
             headroom_bytes: etas,
             alpha: alphas,
             egress_alpha: self.egress_alpha,
@@ -723,6 +731,9 @@ pub struct RecordConfig {
     /// Keep no log of PFC frames (no `pfc.csv`): under heavy PFC it grows by tens of
     /// bytes per frame (gigabytes per run); the counters in `summary.json` stay complete.
     pub omit_pfc_log: bool,
+    /// Keep no log of credit blocked episodes (no `credit.csv`, no `credit_timeline`
+    /// plot); the blocked-time counters stay complete.
+    pub omit_credit_log: bool,
 }
 
 /// Why a configuration cannot run.
@@ -743,6 +754,16 @@ pub enum ConfigError {
     #[error("{field}: {reason}")]
     Parameter {
         /// Dotted name of the parameter.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A setting of one link (`topology.link[index]`) is invalid.
+    #[error("topology.link[{index}].{field}: {reason}")]
+    Link {
+        /// Index in the topology's link list.
+        index: usize,
+        /// Name of the setting.
         field: &'static str,
         /// What is wrong.
         reason: String,
@@ -768,14 +789,33 @@ impl SimConfig {
         }
     }
 
-    /// The MMU of a switch whose ports have the rates and delays `ports`: the switch
-    /// parameters as the fabric's kind of flow control shapes them
-    /// ([`FabricConfig::switch`]).
-    pub fn mmu_config(&self, ports: &[(Rate, Time)]) -> MmuConfig {
-        let mut mmu = self.fabric.switch(&self.switch).mmu_config(ports);
-        if self.fabric.kind == FlowControlKind::Credit {
-            // Only the data VLs have a receive buffer; no frame uses another PG.
-            mmu.private_pgs = self.fabric.credit.vl_mask();
+    /// The MMU of a switch whose ports have the rates, delays and flow control `ports`:
+    /// the switch parameters as its ports' flow control shapes them. All ports on credit
+    /// links: [`FabricConfig::switch`]'s. Some: the switch's, with each credit port's
+    /// private space its VL buffers and no headroom.
+    pub fn mmu_config(&self, ports: &[(Rate, Time, FlowControlKind)]) -> MmuConfig {
+        let credit =
+            |&(_, _, kind): &(Rate, Time, FlowControlKind)| kind == FlowControlKind::Credit;
+        let all_credit = !ports.is_empty() && ports.iter().all(credit);
+        let links: Vec<(Rate, Time)> = ports.iter().map(|&(r, d, _)| (r, d)).collect();
+        let mut mmu = self
+            .fabric
+            .switch(&self.switch, all_credit)
+            .mmu_config(&links);
+        // Only the data VLs have a receive buffer; no frame uses another PG.
+        let vl_buffers = PrivateReservation {
+            bytes: self.fabric.credit.vl_buffer,
+            pgs: self.fabric.credit.vl_mask(),
+        };
+        if all_credit {
+            mmu.private.fill(vl_buffers);
+        } else {
+            // (An SHP pool was sized over every port's eta, these ports' too: it stays
+            // as large as the PFC switch's, never smaller than its PFC ports need.)
+            for (i, _) in ports.iter().enumerate().filter(|(_, p)| credit(p)) {
+                mmu.private[i] = vl_buffers;
+                mmu.headroom_bytes[i] = 0;
+            }
         }
         mmu
     }

@@ -132,7 +132,15 @@ impl SimConfig {
                 return param("host.nic_buffer.drain", "must be > 0");
             }
         }
-        if self.fabric.kind == FlowControlKind::Credit {
+        if let Some((&index, _)) = self.fabric.links.range(self.topology.links.len()..).next() {
+            return Err(ConfigError::Link {
+                index,
+                field: "a",
+                reason: format!("no such link: there are {}", self.topology.links.len()),
+            });
+        }
+        let links = self.topology.links.len();
+        if self.fabric.uses(links, FlowControlKind::Credit) {
             if self.host.nic_buffer.is_some() {
                 return param(
                     "host.nic_buffer",
@@ -157,7 +165,7 @@ impl SimConfig {
                 .enumerate()
                 .map(|(i, f)| (format!("flow {i}"), f.prio));
             let acks = std::iter::once(("host.ack_prio".to_string(), self.host.ack_prio));
-            self.fabric.validate(largest, flows.chain(acks))?;
+            self.fabric.validate(links, largest, flows.chain(acks))?;
         }
         self.validate_switches()?;
         if self.stop_time.is_none() && self.flows.is_empty() {
@@ -172,17 +180,18 @@ impl SimConfig {
     /// Every switch's chip has a port for each of its links, and its buffer holds its
     /// reservations (the MMU the run would build accepts them).
     fn validate_switches(&self) -> Result<(), ConfigError> {
-        // Per switch, its links' rates and delays in link order: the port order of the run.
-        let mut ports: BTreeMap<usize, Vec<(Rate, Time)>> = BTreeMap::new();
+        // Per switch, its links' rates, delays and flow control in link order: the port
+        // order of the run.
+        let mut ports: BTreeMap<usize, Vec<(Rate, Time, FlowControlKind)>> = BTreeMap::new();
         for (node, kind) in self.topology.nodes.iter().enumerate() {
             if *kind == NodeKind::Switch {
                 ports.insert(node, Vec::new());
             }
         }
-        for l in &self.topology.links {
+        for (i, l) in self.topology.links.iter().enumerate() {
             for end in [l.a.index(), l.b.index()] {
                 if let Some(p) = ports.get_mut(&end) {
-                    p.push((l.rate, l.delay));
+                    p.push((l.rate, l.delay, self.fabric.link_kind(i)));
                 }
             }
         }
@@ -204,14 +213,15 @@ impl SimConfig {
             }
             Mmu::new(&self.mmu_config(mine)).map_err(|e| ConfigError::Parameter {
                 field: "switch.buffer_bytes",
-                reason: match self.fabric.kind {
-                    FlowControlKind::Pfc => format!("switch {node}: {e}"),
+                reason: if mine.iter().any(|p| p.2 == FlowControlKind::Credit) {
                     // Where the private space comes from is not in [switch].
-                    FlowControlKind::Credit => format!(
+                    format!(
                         "switch {node}: {e} (on credit links every ingress port reserves \
                          fabric.credit.vl_buffer for each of its {} VLs)",
                         self.fabric.credit.vls
-                    ),
+                    )
+                } else {
+                    format!("switch {node}: {e}")
                 },
             })?;
         }

@@ -16,9 +16,9 @@
 //! at most one FCP per VL waits in a port's control queue; only frames cross parts.
 
 use super::packet::{Kind, Packet};
-use super::Simulation;
+use super::{Simulation, Slot};
 use crate::engine::Event;
-use crate::results::LosslessDrop;
+use crate::results::{CreditBlock, LosslessDrop};
 use headroom_mech::credit::{Update, FCP_BYTES};
 
 /// `Packet::seq` of an FCP: FCTBS in bits 16..28, FCCL in bits 0..12.
@@ -170,9 +170,32 @@ impl Simulation {
             return;
         };
         if c.on_fcp(now, vl, fctbs, fccl) {
+            let episode = c.tx(vl).last_block();
             // ... and its end, with the queue's length at it.
             self.report_pauses(port, 1 << vl);
             self.schedule_wake(port, now);
+            if let (Some((start, end)), false) = (episode, self.cfg.record.omit_credit_log) {
+                let p = &self.ports[port as usize];
+                self.credit_blocks.push(CreditBlock {
+                    start,
+                    end,
+                    node: p.node,
+                    is_switch: matches!(self.slots[p.node as usize], Slot::Switch(_)),
+                    port: p.local,
+                    vl,
+                });
+            }
+        }
+    }
+
+    /// The class a frame of service level `sl` leaves `port` in: the VL of the port's
+    /// SL → VL table on credit links, the service level itself on PFC links.
+    #[inline(always)]
+    pub(super) fn vl_of(&self, port: u32, sl: u8) -> u8 {
+        if self.credit_links {
+            self.sl_to_vl[port as usize][usize::from(sl)]
+        } else {
+            sl
         }
     }
 

@@ -74,7 +74,8 @@ impl Host {
 pub struct NicEntry {
     /// The flow.
     pub flow: u32,
-    prio: u8,
+    /// The class its frames leave in ([`Flow::vl`]).
+    class: u8,
     held: bool,
     next_avail: Time,
 }
@@ -98,8 +99,11 @@ pub struct Flow {
     /// The window's end: the flow may not send at or beyond this byte (`u64::MAX` without
     /// a window). Kept as `snd_una + window` so the scheduler reads one field.
     wnd_end: u64,
-    /// Priority.
+    /// Priority: the service level of its frames.
     pub prio: u8,
+    /// The class its frames leave the source NIC in: its priority on a PFC link, the VL
+    /// the NIC port's SL → VL table gives it on a credit link.
+    pub vl: u8,
     /// Flow id.
     pub id: u32,
     /// Source host (index into the host arena).
@@ -177,7 +181,7 @@ impl Flow {
     fn nic_entry(&self) -> NicEntry {
         NicEntry {
             flow: self.id,
-            prio: self.prio,
+            class: self.vl,
             held: self.held(),
             next_avail: self.next_avail,
         }
@@ -199,6 +203,7 @@ impl Flow {
             dst: spec.dst.0,
             src: spec.src.0,
             prio: spec.prio,
+            vl: spec.prio,
             size: spec.size,
             start: spec.start,
             sport,
@@ -300,7 +305,7 @@ impl Simulation {
             let (flows, hc) = (&self.flows, &self.cfg.host);
             let frame_bytes =
                 || hc.data_frame_bytes(flows[e.flow as usize].next_payload(hc.mtu_payload));
-            match self.ports[port as usize].fc.gate(now, e.prio, frame_bytes) {
+            match self.ports[port as usize].fc.gate(now, e.class, frame_bytes) {
                 Gate::Open => {}
                 Gate::Until(t) => {
                     wake = wake.min(t);
@@ -316,7 +321,7 @@ impl Simulation {
             self.hosts[h as usize].rr = if i + 1 < n { i + 1 } else { 0 };
             let pkt = self.make_data_packet(f as u32);
             let size = u64::from(self.arena.get(pkt).size);
-            self.charge_sent(port, e.prio, size);
+            self.charge_sent(port, e.class, size);
             return Some(pkt);
         }
         if wake < Time::MAX {
@@ -332,7 +337,8 @@ impl Simulation {
         let fl = &mut self.flows[f as usize];
         let payload = fl.next_payload(hc.mtu_payload);
         let mut pk = Packet::new(Kind::Data);
-        pk.prio = fl.prio;
+        pk.prio = fl.vl;
+        pk.sl = fl.prio;
         pk.flow = f;
         pk.seq = fl.snd_nxt;
         pk.payload = payload as u32;
@@ -386,7 +392,14 @@ impl Simulation {
             return;
         }
         fl.cc.handle_timeout(now);
-        fl.refresh_window();
+        if fl.window.bytes != 0 {
+            // A rate raised by the timer widens a rate-dependent window: a flow it held may
+            // send again, and its NIC must see that.
+            fl.refresh_window();
+            let port = self.hosts[fl.src_host as usize].port;
+            self.sync_nic(f);
+            self.try_send(port);
+        }
         self.arm_cc_timer(f);
     }
 
@@ -441,7 +454,8 @@ impl Simulation {
         let hc = &self.cfg.host;
         let fl = &self.flows[f as usize];
         let mut pk = Packet::new(kind);
-        pk.prio = hc.ack_prio;
+        pk.sl = hc.ack_prio;
+        pk.prio = self.vl_of(self.hosts[h as usize].port, hc.ack_prio);
         pk.flow = f;
         pk.seq = seq;
         pk.mark = mark;

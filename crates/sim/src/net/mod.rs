@@ -34,8 +34,8 @@ mod watchdog;
 use crate::config::{BasePath, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event, EventQueue};
 use crate::results::{
-    BufferSample, ByteLedger, FlowRecord, LosslessDrop, PfcRecord, PortStats, QueueSample,
-    RateSample, RunResults, StopReason, SwitchStats,
+    BufferSample, ByteLedger, CreditBlock, FlowRecord, LosslessDrop, PfcRecord, PortStats,
+    QueueSample, RateSample, RunResults, StopReason, SwitchStats,
 };
 use crate::routing::{self, Routes};
 use crate::topology::{NodeId, NodeKind};
@@ -147,6 +147,12 @@ pub struct Simulation {
     marking: marking::Marking,
     /// Some link uses credits (the per-frame credit hooks are skipped otherwise).
     credit_links: bool,
+    /// Episodes of credit transmitters waiting for credit, ended so far (unless
+    /// `omit_credit_log`).
+    credit_blocks: Vec<CreditBlock>,
+    /// Per global port, with credit links: its SL → VL table (empty otherwise: on PFC
+    /// links a frame's class is its service level).
+    sl_to_vl: Vec<crate::config::SlToVl>,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -209,6 +215,10 @@ impl Simulation {
             .into());
         }
         let mut ports = Vec::with_capacity(n_ports as usize);
+        let credit_links = cfg
+            .fabric
+            .uses(topo.links.len(), crate::config::FlowControlKind::Credit);
+        let mut sl_to_vl = Vec::new();
         let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
         let fecn = cfg.switch.ecn.fecn_for(&cfg.host.cc);
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
@@ -245,7 +255,10 @@ impl Simulation {
                     l.error_rate,
                 );
                 port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
-                if cfg.fabric.kind == crate::config::FlowControlKind::Credit {
+                if credit_links {
+                    sl_to_vl.push(cfg.fabric.sl_to_vl(link));
+                }
+                if cfg.fabric.link_kind(link) == crate::config::FlowControlKind::Credit {
                     let credit = &cfg.fabric.credit;
                     let capacity = |kind: NodeKind| match kind {
                         NodeKind::Switch => credit.vl_buffer_blocks(),
@@ -277,9 +290,17 @@ impl Simulation {
             match kind {
                 NodeKind::Switch => {
                     let s = &cfg.switch;
-                    let mine: Vec<(Rate, Time)> = my_ports
+                    let mine: Vec<_> = my_ports
                         .iter()
-                        .map(|&p| (ports[p as usize].rate, ports[p as usize].delay))
+                        .map(|&p| {
+                            let p: &Port = &ports[p as usize];
+                            let kind = if p.fc.credit().is_some() {
+                                crate::config::FlowControlKind::Credit
+                            } else {
+                                crate::config::FlowControlKind::Pfc
+                            };
+                            (p.rate, p.delay, kind)
+                        })
                         .collect();
                     let mmu_cfg = cfg.mmu_config(&mine);
                     let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
@@ -328,6 +349,9 @@ impl Simulation {
                 line_rate,
             );
             flow.src_port = hosts[src_host as usize].port;
+            if credit_links {
+                flow.vl = sl_to_vl[flow.src_port as usize][usize::from(flow.prio)];
+            }
             flows.push(flow);
         }
 
@@ -381,7 +405,9 @@ impl Simulation {
                 Vec::new()
             },
             marking: marking::Marking::default(),
-            credit_links: cfg.fabric.kind == crate::config::FlowControlKind::Credit,
+            credit_links,
+            credit_blocks: Vec::new(),
+            sl_to_vl,
             cfg,
         };
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
@@ -804,7 +830,13 @@ impl Simulation {
                     if p.queues[q].fifo.is_empty() {
                         p.nonempty &= !(1 << q);
                     }
-                    self.switch_release(s, pk.in_port, pk.prio, out_local, pk.size, pk.placement);
+                    self.switch_release(
+                        s,
+                        (pk.in_port, pk.prio),
+                        (out_local, q as u8),
+                        pk.size,
+                        pk.placement,
+                    );
                     self.drop_packet(pkt, "link_down");
                 }
             }
@@ -821,7 +853,13 @@ impl Simulation {
         {
             let pk = *self.arena.get(pkt);
             self.ports[port as usize].queues[q].bytes -= pk.size;
-            self.switch_release(s, pk.in_port, pk.prio, local, pk.size, pk.placement);
+            self.switch_release(
+                s,
+                (pk.in_port, pk.prio),
+                (local, q as u8),
+                pk.size,
+                pk.placement,
+            );
             self.drop_packet(pkt, cause);
         }
         self.ports[port as usize].nonempty &= !(1 << q);
@@ -1034,6 +1072,7 @@ impl Simulation {
     pub fn finish(mut self) -> RunResults {
         let now = self.now;
         let mut ports = Vec::with_capacity(self.ports.len());
+        let log_credit = !self.cfg.record.omit_credit_log;
         for p in &mut self.ports {
             let mut st = PortStats {
                 node: p.node,
@@ -1057,7 +1096,7 @@ impl Simulation {
                 tx_bytes: p.tx_bytes,
                 peak_queue: p.queues.map(|q| u64::from(q.peak)),
                 credit_blocked_time: [Time::ZERO; 8],
-                credit_updates: 0,
+                credit_updates: [0; 8],
                 credit_peak_bytes: [0; 8],
             };
             if let Some(timers) = p.fc.pfc_mut() {
@@ -1071,8 +1110,24 @@ impl Simulation {
                     let v = usize::from(vl);
                     st.credit_blocked_time[v] = c.tx(vl).blocked_time(now);
                     st.credit_peak_bytes[v] = u64::from(c.rx(vl).peak()) * block;
+                    // An episode still open ends with the run.
+                    match c.tx(vl).last_block() {
+                        Some((start, Time::MAX)) if log_credit => {
+                            self.credit_blocks.push(CreditBlock {
+                                start,
+                                end: now,
+                                node: p.node,
+                                is_switch: matches!(self.slots[p.node as usize], Slot::Switch(_)),
+                                port: p.local,
+                                vl,
+                            })
+                        }
+                        _ => {}
+                    }
                 }
-                st.credit_updates = c.fcp_sent().iter().sum();
+                for (n, sent) in st.credit_updates.iter_mut().zip(c.fcp_sent()) {
+                    *n = *sent;
+                }
             }
             ports.push(st);
         }
@@ -1112,6 +1167,8 @@ impl Simulation {
             pfc_sent: self.pfc_sent,
             pfc_received: self.pfc_received,
             pfc_log: !self.cfg.record.omit_pfc_log,
+            credit_blocks: self.credit_blocks,
+            credit_log: log_credit,
             ports,
             switches,
             drops: self.drops,

@@ -48,8 +48,13 @@ impl Kind {
 pub struct Packet {
     /// What it is.
     pub kind: Kind,
-    /// Priority (traffic class).
+    /// The class it travels in on its current hop and arrived in at the switch holding it
+    /// (its ingress priority group there): the priority on PFC links, the VL on credit
+    /// links (its service level mapped by the sending port's SL → VL table).
     pub prio: u8,
+    /// Service level (its traffic class end to end, as the host set it): a switch maps it
+    /// to the egress queue (`prio` of the next hop). Equal to `prio` on PFC links.
+    pub sl: u8,
     /// Congestion mark (ECN): data on the way, echoed on ACKs.
     pub mark: Mark,
     /// Local ingress port at the switch currently holding it.
@@ -82,6 +87,7 @@ impl Packet {
         Packet {
             kind,
             prio: 0,
+            sl: 0,
             mark: Mark::None,
             in_port: 0,
             flow: 0,

@@ -285,9 +285,12 @@ impl Simulation {
         let p = &mut self.ports[port as usize];
         let head = p.ctrl.front()?;
         let pk = self.arena.get(head);
-        // A NIC's ACKs, NACKs and CNPs wait for their own pause class.
+        // A NIC's ACKs, NACKs and CNPs wait for their own pause class under PFC (on credit
+        // links for their VL's credits).
         let class = match pk.kind {
-            Kind::Ack | Kind::Nack | Kind::Cnp => self.cfg.host.ack_pause_class,
+            Kind::Ack | Kind::Nack | Kind::Cnp if !self.credit_links || p.fc.pfc().is_some() => {
+                self.cfg.host.ack_pause_class
+            }
             _ => pk.prio,
         };
         let link_control = pk.kind.is_link_control();
@@ -459,9 +462,11 @@ impl Simulation {
         }
         self.charge_sent(port, q as u8, u64::from(size));
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
-        let pk = self.arena.get(pkt);
+        let pk = self.arena.get_mut(pkt);
         let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement);
-        self.switch_release(s, in_port, prio, local, size, placement);
+        // From here on it travels in the class of the queue it left.
+        pk.prio = q as u8;
+        self.switch_release(s, (in_port, prio), (local, q as u8), size, placement);
         Some(pkt)
     }
 

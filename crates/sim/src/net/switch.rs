@@ -259,15 +259,17 @@ impl Simulation {
         // A node's ports have consecutive global indices (this avoids reading the switch).
         let out = port - u32::from(in_local) + u32::from(out_local);
         debug_assert_eq!(out, self.switches[s as usize].port(out_local));
-        if self.watchdog_drops(out, pk.prio) {
+        // The egress queue: the class the frame leaves in.
+        let class = self.vl_of(out, pk.sl);
+        if self.watchdog_drops(out, class) {
             self.drop_packet(pkt, "pfcwd");
             return;
         }
         let sw = &mut self.switches[s as usize];
         let res = sw.mmu.admit(
             usize::from(in_local),
-            pk.prio,
             usize::from(out_local),
+            (pk.prio, class),
             u64::from(pk.size),
             &mut self.transitions,
         );
@@ -303,7 +305,7 @@ impl Simulation {
                 if self.credit_links {
                     self.credit_received(port, pk.prio, pk.size);
                 }
-                let q = usize::from(pk.prio);
+                let q = usize::from(class);
                 let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
                 self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
                 let pm = self.arena.get_mut(pkt);
@@ -311,7 +313,7 @@ impl Simulation {
                 pm.in_port = in_local;
                 self.switches[s as usize]
                     .queued_by_ingress
-                    .add(out_local, pk.prio, in_local, pk.size);
+                    .add(out_local, class, in_local, pk.size);
                 let p = &mut self.ports[out as usize];
                 if p.queues[q].fifo.is_empty() {
                     p.head_ready[q] = pk.ready_at;
@@ -348,9 +350,8 @@ impl Simulation {
     pub(super) fn switch_release(
         &mut self,
         s: u32,
-        in_local: u16,
-        prio: u8,
-        out_local: u16,
+        (in_local, prio): (u16, u8),
+        (out_local, queue): (u16, u8),
         size: u32,
         placement: Placement,
     ) {
@@ -359,11 +360,12 @@ impl Simulation {
             self.credit_freed(ingress, prio, size);
         }
         let sw = &mut self.switches[s as usize];
-        sw.queued_by_ingress.remove(out_local, prio, in_local, size);
+        sw.queued_by_ingress
+            .remove(out_local, queue, in_local, size);
         sw.mmu.release(
             usize::from(in_local),
-            prio,
             usize::from(out_local),
+            (prio, queue),
             placement,
             &mut self.transitions,
         );

@@ -29,9 +29,9 @@
 //!   directory (`.<name>.tmp`) and renamed into place only once all files have been written,
 //!   so a failed write leaves no half-written file under a final name.
 
-use crate::config::{FlowControlKind, SimConfig};
+use crate::config::SimConfig;
 use crate::results::{
-    ByteLedger, FlowRecord, PfcRecord, PgPeaks, PortStats, RunResults, StopReason,
+    ByteLedger, CreditBlock, FlowRecord, PfcRecord, PgPeaks, PortStats, RunResults, StopReason,
 };
 use crate::routing;
 use crate::topology::NodeKind;
@@ -276,6 +276,32 @@ pub struct CreditSummary {
     pub blocked_vls: u64,
     /// Most bytes one switch input (port, VL) held at once.
     pub peak_input_vl_bytes: u64,
+    /// Blocked episodes logged (`credit.csv`; 0 with `[output] credit_log = false`).
+    pub blocked_episodes: u64,
+    /// Every (node, port, VL) of a credit link that sent an update, waited for credit or
+    /// held a frame, in that order (absent on PFC links).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<CreditPortSummary>,
+}
+
+/// Credit activity of one (port, VL): the port's transmitter and its receiver.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CreditPortSummary {
+    /// Node owning the port.
+    pub node: u32,
+    /// Local port index.
+    pub port: u16,
+    /// The virtual lane.
+    pub vl: u8,
+    /// Node at the other end of the link.
+    pub peer: u32,
+    /// Time the transmitter had a frame waiting for credit on this VL, ns (the credit
+    /// analogue of paused time).
+    pub blocked_ns: f64,
+    /// Credit updates (FCPs) the port sent for this VL.
+    pub updates: u64,
+    /// Most bytes (whole blocks) the port's receive buffer held on this VL at once.
+    pub peak_bytes: u64,
 }
 
 /// PFC activity.
@@ -501,7 +527,8 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
     let topo = &cfg.topology;
     let hosts = topo.nodes.iter().filter(|k| **k == NodeKind::Host).count();
     // The switch parameters the run used (a credit fabric reserves VL buffers instead).
-    let switch = cfg.fabric.switch(&cfg.switch);
+    let kind = cfg.fabric.name(topo.links.len());
+    let switch = cfg.fabric.switch(&cfg.switch, kind == "credit");
     let config = ConfigSummary {
         seed: cfg.seed,
         hosts,
@@ -512,11 +539,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .filter(|p| switch.lossless & (1 << p) != 0)
             .collect(),
         headroom_scheme: switch.scheme.name().to_string(),
-        flow_control: match cfg.fabric.kind {
-            FlowControlKind::Pfc => "pfc",
-            FlowControlKind::Credit => "credit",
-        }
-        .to_string(),
+        flow_control: kind.to_string(),
         congestion_control: cfg.host.cc.name().into(),
         stop_time_ns: cfg.stop_time.map(ns_f64),
     };
@@ -610,7 +633,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         })
         .collect();
     let credit = CreditSummary {
-        updates: results.ports.iter().map(|p| p.credit_updates).sum(),
+        updates: results.ports.iter().flat_map(|p| p.credit_updates).sum(),
         blocked_ns: results
             .ports
             .iter()
@@ -630,6 +653,23 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .flat_map(|p| p.credit_peak_bytes)
             .max()
             .unwrap_or(0),
+        blocked_episodes: results.credit_blocks.len() as u64,
+        ports: results
+            .ports
+            .iter()
+            .flat_map(|p| {
+                (0..8).map(move |v| CreditPortSummary {
+                    node: p.node,
+                    port: p.port,
+                    vl: v as u8,
+                    peer: p.peer,
+                    blocked_ns: ns_f64(p.credit_blocked_time[v]),
+                    updates: p.credit_updates[v],
+                    peak_bytes: p.credit_peak_bytes[v],
+                })
+            })
+            .filter(|c| c.blocked_ns > 0.0 || c.updates > 0 || c.peak_bytes > 0)
+            .collect(),
     };
     let pfc = PfcSummary {
         pause_frames,
@@ -897,6 +937,11 @@ fn stage_all(
     if results.pfc_log {
         st.file("pfc.csv", |w| write_pfc_csv(w, &results.pfc_sent))?;
     }
+    if summary.config.flow_control == "credit" && results.credit_log {
+        st.file("credit.csv", |w| {
+            write_credit_csv(w, &results.credit_blocks)
+        })?;
+    }
 
     if !results.queue_samples.is_empty() {
         st.file("queues.csv", |w| {
@@ -986,6 +1031,22 @@ fn write_pfc_csv(w: &mut dyn Write, records: &[PfcRecord]) -> io::Result<()> {
             r.port,
             r.prio,
             r.quanta
+        )?;
+    }
+    Ok(())
+}
+
+fn write_credit_csv(w: &mut dyn Write, blocks: &[CreditBlock]) -> io::Result<()> {
+    writeln!(w, "start_ns,end_ns,node,port,vl")?;
+    for b in blocks {
+        writeln!(
+            w,
+            "{},{},{},{},{}",
+            format_ns(b.start),
+            format_ns(b.end),
+            b.node,
+            b.port,
+            b.vl
         )?;
     }
     Ok(())

@@ -447,9 +447,10 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
 
     let topo_field = top.req(cx, "topology")?;
     let topo_span = topo_field.span();
-    let topology = parse_topology(cx, &topo_field)?;
+    let (topology, link_fabric) = parse_topology(cx, &topo_field)?;
 
     let mut config = SimConfig::new(topology, Vec::new());
+    config.fabric.links = link_fabric;
     config.seed = seed;
     config.stop_time = stop_time;
     if let Some(f) = top.get(cx, "routing") {
@@ -560,6 +561,15 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
                 .cloned()
                 .unwrap_or_else(|| ("workload".to_string(), None));
             cx.err(&field, span, format!("flow {index}: {reason}"))
+        }
+        ConfigError::Link {
+            index,
+            field,
+            reason,
+        } => {
+            let name = format!("topology.link[{index}].{field}");
+            let span = cx.spans.borrow().get(&name).cloned();
+            cx.err(&name, span.or_else(|| topo_span.clone()), reason)
         }
         ConfigError::Parameter { field, reason } => {
             let name = match field {

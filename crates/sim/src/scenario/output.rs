@@ -21,6 +21,7 @@ pub(super) fn parse_output(
             "sample_interval",
             "fail_on_lossless_drop",
             "pfc_log",
+            "credit_log",
             "plots",
             "compat",
         ],
@@ -33,6 +34,9 @@ pub(super) fn parse_output(
     }
     if let Some(x) = t.get(cx, "pfc_log") {
         config.record.omit_pfc_log = !x.boolean(cx)?;
+    }
+    if let Some(x) = t.get(cx, "credit_log") {
+        config.record.omit_credit_log = !x.boolean(cx)?;
     }
     if let Some(x) = t.get(cx, "plots") {
         out.plots = x.boolean(cx)?;

@@ -6,10 +6,17 @@
 //!   `builders::MAX_NODES`); an explicit link list has also passed [`Topology::validate`],
 //!   with a host's extra link reported at that link.
 //! - Link delays default to [`DEFAULT_DELAY`]; error rates to 0.
+//! - A `[[topology.link]]` entry's fabric settings (`flow_control`, `sl_to_vl`) come back
+//!   beside the topology, keyed by the link's index; other kinds have none.
 
 use super::fields::{opt_time, read_referenced, Cx, Fld, Res, Tbl};
 use super::DEFAULT_DELAY;
+use crate::config::LinkFabric;
 use crate::topology::{builders, LinkSpec, NodeId, NodeKind, Topology, TopologyError};
+use std::collections::BTreeMap;
+
+/// A topology and the fabric settings of its single links.
+pub(super) type TopologyAndLinks = (Topology, BTreeMap<usize, LinkFabric>);
 
 /// Every topology kind with the keys its `[topology]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
@@ -53,7 +60,7 @@ fn count(cx: &Cx, t: &mut Tbl, key: &str, lo: u64) -> Res<usize> {
     Ok(t.req(cx, key)?.uint(cx, lo, builders::MAX_NODES as u64)? as usize)
 }
 
-pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
+pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<TopologyAndLinks> {
     let mut t = f.table(cx)?;
     let kind_f = t.req(cx, "kind")?;
     let kind = kind_f.str(cx)?;
@@ -69,7 +76,7 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
     };
     t.check_keys_with(cx, known, &format!("kind = \"{kind}\""))?;
     let bad = |e: TopologyError| kind_f.err(cx, e.to_string());
-    match kind {
+    let topology = match kind {
         "dumbbell" => {
             let left = count(cx, &mut t, "left_hosts", 1)?;
             let right = count(cx, &mut t, "right_hosts", 1)?;
@@ -125,7 +132,7 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
             let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
             builders::fat_tree(k, rate, delay).map_err(bad)
         }
-        "links" => parse_links(cx, &mut t),
+        "links" => return parse_links(cx, &mut t),
         _ => {
             // "hpcc-file": the only kind of TOPOLOGY_KINDS left.
             let ff = t.req(cx, "file")?;
@@ -137,10 +144,11 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Topology> {
                 other => cx.file_err(&ff.name, ff.span(), path.clone(), 0, other.to_string()),
             })
         }
-    }
+    }?;
+    Ok((topology, BTreeMap::new()))
 }
 
-fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<Topology> {
+fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<TopologyAndLinks> {
     let hosts_f = t.req(cx, "hosts")?;
     let hosts = hosts_f.uint(cx, 0, builders::MAX_NODES as u64)? as usize;
     let switches = t
@@ -158,10 +166,22 @@ fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<Topology> {
     let lf = t.req(cx, "link")?;
     let mut links = Vec::new();
     let mut link_fields = Vec::new();
+    let mut fabric = BTreeMap::new();
     for (i, node) in lf.array(cx)?.iter().enumerate() {
         let ef = lf.elem(i, node);
         let mut lt = ef.table(cx)?;
-        lt.check_keys(cx, &["a", "b", "rate", "delay", "error_rate"])?;
+        lt.check_keys(
+            cx,
+            &[
+                "a",
+                "b",
+                "rate",
+                "delay",
+                "error_rate",
+                "flow_control",
+                "sl_to_vl",
+            ],
+        )?;
         let mut end = |key: &str| -> Res<NodeId> {
             let f = lt.req(cx, key)?;
             let n = f.uint(cx, 0, u64::from(u32::MAX))?;
@@ -192,6 +212,16 @@ fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<Topology> {
             }
             None => 0.0,
         };
+        let mut own = LinkFabric::default();
+        if let Some(f) = lt.get(cx, "flow_control") {
+            own.kind = Some(super::fabric::link_flow_control(cx, &f)?);
+        }
+        if let Some(f) = lt.get(cx, "sl_to_vl") {
+            own.sl_to_vl = Some(super::fabric::sl_to_vl(cx, &f)?);
+        }
+        if own != LinkFabric::default() {
+            fabric.insert(links.len(), own);
+        }
         links.push(LinkSpec {
             a,
             b,
@@ -223,5 +253,5 @@ fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<Topology> {
         }
         _ => lf.err(cx, e.to_string()),
     })?;
-    Ok(topo)
+    Ok((topo, fabric))
 }

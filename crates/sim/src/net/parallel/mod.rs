@@ -841,6 +841,7 @@ impl Partitioned {
             all.watchdog.absorb(&r.watchdog);
             all.pfc_sent.extend(r.pfc_sent);
             all.pfc_received.extend(r.pfc_received);
+            all.credit_blocks.extend(r.credit_blocks);
             all.lossless_drops.extend(r.lossless_drops);
             all.queue_samples.extend(r.queue_samples);
             all.buffer_samples.extend(r.buffer_samples);
