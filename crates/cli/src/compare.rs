@@ -99,7 +99,8 @@ shared buffer, headroom: buffer left shared and headroom reserved, per switch (m
 queue / port PAUSEs: PAUSE frames sent for one priority / for the whole port (DSH only).
 time paused: transmitters held by PAUSE, summed over ports and priorities (ms).
 credit blocked: transmitters waiting for credit, summed over ports and VLs (ms).
-victim pauses: pauses that stopped traffic headed to an uncongested egress.
+victim holds: PAUSEs (PFC) or waits for credit (credits) that stopped traffic headed to an \
+uncongested egress.
 slowdown: flow completion time over the ideal (the flow alone on the network).
 mean FCT: mean flow completion time of the finished flows; in brackets, over the same flows' \
 mean in the SIH run (the first run when SIH is not compared).";
@@ -420,7 +421,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         .max(dimension.len());
     let mut table = String::new();
     let mut csv = format!(
-        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,credit_blocked_ms,pause_episodes,victim_pauses,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99,ce_marked,ue_marked,undetermined_queues",
+        "{dimension},shared_pool_bytes,headroom_reserved_bytes,queue_pauses,port_pauses,queue_paused_ms,port_paused_ms,credit_blocked_ms,pause_episodes,victim_pauses,credit_waits,credit_victim_waits,lossless_drops,drops,flows_finished,slowdown_p50,slowdown_p99,ce_marked,ue_marked,undetermined_queues",
     );
     for w in &groups_names {
         let _ = write!(csv, ",{w}_p50,{w}_p99");
@@ -457,7 +458,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         "PAUSEs",
         "paused ms",
         "blocked ms",
-        "pauses",
+        "holds",
         "drops",
         "finished",
         "median",
@@ -495,6 +496,18 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let credit_updates: u64 = r.ports.iter().flat_map(|p| p.credit_updates).sum();
         let pause_episodes: u64 = r.ports.iter().map(PortStats::pause_episodes_total).sum();
         let victim_pauses: u64 = r.ports.iter().map(PortStats::victim_pauses_total).sum();
+        let credit_waits: u64 = r
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_waits)
+            .map(u64::from)
+            .sum();
+        let credit_victim_waits: u64 = r
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_victim_waits)
+            .map(u64::from)
+            .sum();
         let drops: u64 = r.drops.values().sum();
         let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();
         let (p50, p99) = slowdowns(r, |_| true);
@@ -516,7 +529,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let undetermined = marking.undetermined_queues();
         let _ = write!(
             csv,
-            "{},{:.0},{:.0},{},{},{:.6},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{}",
+            "{},{:.0},{:.0},{},{},{:.6},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{},{},{}",
             row.label,
             row.shared_pool_bytes,
             row.headroom_reserved_bytes,
@@ -527,6 +540,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             credit_blocked_ms,
             pause_episodes,
             victim_pauses,
+            credit_waits,
+            credit_victim_waits,
             r.lossless_drops.len(),
             drops,
             finished,
@@ -561,7 +576,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             port_pauses,
             queue_paused_ms + port_paused_ms,
             credit_blocked_ms,
-            victim_pauses,
+            victim_pauses + credit_victim_waits,
             r.lossless_drops.len(),
             format!("{finished}/{}", r.flows.len()),
             fmt_opt(p50),
@@ -579,6 +594,8 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             "credit_updates": credit_updates,
             "pause_episodes": pause_episodes,
             "victim_pauses": victim_pauses,
+            "credit_waits": credit_waits,
+            "credit_victim_waits": credit_victim_waits,
             "lossless_drops": r.lossless_drops.len(),
             "drops": r.drops,
             "headroom_utilisation_p99_percent_max": r

@@ -64,6 +64,8 @@ pub struct VlTransmitter {
     blocked_total: Time,
     /// End of the last finished blocked episode (`None`: none has finished).
     unblocked_at: Option<Time>,
+    /// Blocked episodes begun.
+    episodes: u32,
 }
 
 impl VlTransmitter {
@@ -96,6 +98,7 @@ impl VlTransmitter {
         }
         if self.wanted == 0 {
             self.blocked_since = now;
+            self.episodes += 1;
         }
         self.wanted = blocks.max(1);
         false
@@ -154,6 +157,11 @@ impl VlTransmitter {
     /// Whether a frame is waiting for credit.
     pub fn is_blocked(&self) -> bool {
         self.wanted != 0
+    }
+
+    /// Blocked episodes begun (the credit analogue of pauses received).
+    pub fn episodes(&self) -> u32 {
+        self.episodes
     }
 
     /// Time spent blocked for lack of credit up to `now` (an open episode counts to `now`).
@@ -344,6 +352,24 @@ impl CreditPort {
     /// Blocks `vl`'s receive buffer holds ([`UNLIMITED`]: no limit).
     pub fn capacity(&self, vl: u8) -> u32 {
         self.capacity[usize::from(vl)]
+    }
+
+    /// Blocks of `vl` the peer may still send on the credit this end last advertised
+    /// (promised, not yet received).
+    pub fn promised(&self, vl: u8) -> u32 {
+        let v = usize::from(vl);
+        u32::from(diff(self.last_sent[v].1, self.rx[v].abr()))
+    }
+
+    /// Resizes `vl`'s receive buffer to `blocks` (a switch granting credits from its shared
+    /// buffer). Never below what it holds and has promised: those blocks are the peer's.
+    pub fn set_capacity(&mut self, vl: u8, blocks: u32) {
+        let v = usize::from(vl);
+        debug_assert!(
+            blocks >= self.rx[v].held() + self.promised(vl),
+            "capacity below what VL {vl} holds and promised"
+        );
+        self.capacity[v] = blocks;
     }
 
     /// A frame of `blocks` arrived on `vl`. Returns whether it overflowed the receive
@@ -653,6 +679,24 @@ mod tests {
         period: Time(1000),
         threshold: Some(10),
     };
+
+    /// What a port has promised is what it advertised beyond what arrived; a resized
+    /// buffer's next FCP grants from the new size.
+    #[test]
+    fn a_port_grants_from_a_resized_buffer() {
+        let mut p = CreditPort::new(1, 64, 100, 100, POLICY);
+        assert_eq!(p.promised(0), 100, "the handshake's grant");
+        p.on_received(0, 30);
+        assert_eq!(p.promised(0), 70);
+        // Grown to 500 blocks: the next FCP grants 470 beyond the 30 held.
+        p.set_capacity(0, 500);
+        assert_eq!(p.send_fcp(0), (0, 500));
+        assert_eq!(p.promised(0), 470);
+        p.on_freed(Time(0), 0, 30);
+        // Shrunk to what it promised: nothing more to grant.
+        p.set_capacity(0, 470);
+        assert_eq!(p.send_fcp(0), (0, 500));
+    }
 
     #[test]
     fn a_port_sends_what_changed_within_the_period() {

@@ -134,6 +134,11 @@ pub struct PortStats {
     /// Most bytes (whole blocks) this port's receive buffer held at once, per VL (credit
     /// links).
     pub credit_peak_bytes: [u64; 8],
+    /// Waits for credit this port's transmitter began, per VL (credit links).
+    pub credit_waits: [u32; 8],
+    /// Those that held traffic headed elsewhere than the egress the downstream switch's
+    /// VL buffer was filled for, per VL (the credit analogue of `victim_pauses`).
+    pub credit_victim_waits: [u32; 8],
 }
 
 impl PortStats {

@@ -5,7 +5,7 @@
 //! `buffer / loop time`, and frames travel on the VLs the ports' SL → VL tables give.
 
 use headroom_mech::units::{Rate, Time};
-use headroom_sim::config::{CcConfig, FlowControlKind, LinkFabric, SimConfig};
+use headroom_sim::config::{CcConfig, CreditGrant, FlowControlKind, LinkFabric, SimConfig};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::{RunResults, StopReason};
 use headroom_sim::topology::{builders, LinkSpec, NodeId, NodeKind};
@@ -267,6 +267,11 @@ fn credit_and_pfc_links_share_one_fabric() {
 /// One flow from host 0 to host 1 through one switch, with a VL buffer of `vl_buffer`
 /// bytes and credit updates every `period`; its FCT.
 fn one_flow(vl_buffer: u64, period: Time, size: u64) -> (Time, Time) {
+    one_flow_granted(vl_buffer, period, size, CreditGrant::Static)
+}
+
+/// [`one_flow`] with the switch granting credits as `grant` says.
+fn one_flow_granted(vl_buffer: u64, period: Time, size: u64, grant: CreditGrant) -> (Time, Time) {
     let topo = builders::star(2, RATE, Time::from_us(1)).expect("star");
     let flows =
         generators::incast(&[NodeId(0)], NodeId(1), size, Time::ZERO, None, 0).expect("one flow");
@@ -276,6 +281,7 @@ fn one_flow(vl_buffer: u64, period: Time, size: u64) -> (Time, Time) {
     cfg.fabric.credit.vls = 1;
     cfg.fabric.credit.vl_buffer = vl_buffer;
     cfg.fabric.credit.update_period = Some(period);
+    cfg.fabric.credit.grant = grant;
     cfg.host.ack_prio = 0;
     cfg.host.ack_pause_class = 0;
     let r = run_checked(cfg, Time::from_us(50));
@@ -304,6 +310,46 @@ fn one_flow_is_held_to_buffer_over_loop_time_below_it() {
     assert!(bigger < fct, "{bigger} vs {fct}");
 }
 
+/// Credits granted from the shared buffer: the flow held to 16 KiB per loop by a static VL
+/// buffer runs at line rate when the switch grants it from its (otherwise empty) shared
+/// buffer.
+#[test]
+fn shared_grants_lift_one_flow_to_line_rate() {
+    let (fct, ideal) = one_flow_granted(16 << 10, Time::from_us(1), 4 << 20, CreditGrant::Shared);
+    let ratio = fct.as_secs_f64() / ideal.as_secs_f64();
+    assert!(ratio < 1.02, "FCT {fct} ideal {ideal}");
+}
+
+/// A 16:1 incast with shared grants: the senders' VLs share the buffer by the dynamic
+/// threshold (more than their 16 KiB each, less than all of it), nothing is dropped and
+/// every grant comes back.
+#[test]
+fn an_incast_shares_the_buffer_by_the_dynamic_threshold() {
+    let run = |grant: CreditGrant| {
+        let mut cfg = incast(16, 256 << 10);
+        cfg.host.cc = CcConfig::None;
+        cfg.fabric.credit.vl_buffer = 16 << 10;
+        cfg.fabric.credit.grant = grant;
+        cfg.switch.buffer_bytes = 16 << 20;
+        let r = run_checked(cfg, Time::from_us(5));
+        assert_lossless(&r, "shared grants");
+        r
+    };
+    let fixed = run(CreditGrant::Static);
+    let shared = run(CreditGrant::Shared);
+    let peak = |r: &RunResults| {
+        r.ports
+            .iter()
+            .filter(|p| p.node == 17)
+            .flat_map(|p| p.credit_peak_bytes)
+            .max()
+            .unwrap_or(0)
+    };
+    assert!(peak(&fixed) <= 16 << 10, "{}", peak(&fixed));
+    assert!(peak(&shared) > 64 << 10, "{}", peak(&shared));
+    assert!(shared.switches[0].peak_bytes < 16 << 20);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -317,9 +363,14 @@ proptest! {
         threshold in prop::option::of(0u64..20_000),
         senders in 1usize..6,
         size in 1_000u64..200_000,
+        shared in any::<bool>(),
     ) {
         let mut cfg = incast(senders, size);
         cfg.host.cc = CcConfig::None;
+        if shared {
+            cfg.fabric.credit.grant = CreditGrant::Shared;
+            cfg.switch.buffer_bytes = 2 << 20;
+        }
         cfg.fabric.credit.vls = vls;
         cfg.fabric.credit.vl_buffer = buffer;
         cfg.fabric.credit.update_period = Some(Time::from_ns(period_ns));

@@ -19,7 +19,8 @@
 //!
 //! In about a third of the cases the links use credits instead (cbfc.md): any VL buffer of
 //! at least one largest frame, 1–8 VLs, any update period and threshold; in two fifths of
-//! those each link draws PFC or credits. They must end the same way, and with every
+//! those each link draws PFC or credits, and in two fifths the switches grant credits from
+//! their shared buffer. They must end the same way, and with every
 //! credit returned (`check_credits_drained`). Congestion
 //! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
 
@@ -32,8 +33,8 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, CcConfig, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing, LinkFabric,
-    SchemeConfig, SimConfig, WindowConfig,
+    AlphaPolicy, CcConfig, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing,
+    LinkFabric, SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -358,6 +359,11 @@ fn case(seed: u64) -> Case {
             cfg.switch.buffer_bytes +=
                 max_reserved(&topo, &cfg.switch.headroom, cell, lossless, dsh);
             credit.push_str(&format!("; links {kinds}"));
+        }
+        // Switches granting credits from their shared buffer by the dynamic threshold.
+        if rng.gen_bool(0.4) {
+            cfg.fabric.credit.grant = CreditGrant::Shared;
+            credit.push_str("; shared grants");
         }
     }
     let what = format!(

@@ -15,8 +15,8 @@ use headroom_mech::cc::{
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, CnpMode, DetectorConfig, EcnPoint, FlowControlKind, LinkFabric,
-    LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
+    Admission, CcConfig, CnpMode, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind,
+    LinkFabric, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -200,6 +200,9 @@ fn scenario(seed: u64) -> SimConfig {
                 );
             }
             cfg.switch.buffer_bytes = 8_000_000;
+        }
+        if d.chance(40) {
+            cfg.fabric.credit.grant = CreditGrant::Shared;
         }
     }
     // InfiniBand CC in place of the algorithm drawn above (drawn last too): FECN marks at

@@ -870,6 +870,12 @@ fn credit_fabric_errors_name_their_field() {
         "flow 0 uses service level 3, which maps to VL 3: there are 2 VLs (an SL with no VL)",
         "2",
     );
+    check(
+        &format!("{credit}grant = \"dynamic\"\n"),
+        "fabric.credit.grant",
+        "unknown credit grant `dynamic` (expected static or shared)",
+        "\"dynamic\"",
+    );
     // An SL → VL table that sends service level 3 to a VL that does not exist.
     check(
         &format!("{credit}vls = 4\nsl_to_vl = [0, 1, 2, 5, 0, 1, 2, 3]\n"),

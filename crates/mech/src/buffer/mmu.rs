@@ -761,6 +761,60 @@ impl Mmu {
         self.total_cells - self.shared_pool - self.reserved_private
     }
 
+    /// Grants PG (`port`, `pg`) private cells from the shared pool by the dynamic
+    /// threshold, as a shared-buffer switch grants credits: `base + alpha_port × free
+    /// shared cells`, kept within `min..=max` (`min`: what the PG has already promised, which
+    /// it never gives up) and within what the pool can give. Growing takes free shared
+    /// cells out of the pool, shrinking gives back what the PG does not hold; every other
+    /// PG's threshold moves with the pool, and the PFC transitions that causes are appended
+    /// to `out`. Returns the PG's private cells now.
+    pub fn grant_private(
+        &mut self,
+        port: usize,
+        pg: u8,
+        (min, base, max): (u32, u32, u32),
+        out: &mut Vec<Transition>,
+    ) -> u32 {
+        let pgi = port * PRIORITIES + usize::from(pg);
+        let cap = self.private_cap[pgi];
+        let share = (self.alpha[port] * self.free_shared() as f64) as u64;
+        let wanted = (u64::from(base) + share).min(u64::from(max));
+        let wanted = wanted
+            .max(u64::from(min))
+            .max(u64::from(self.pgs[pgi].private));
+        let new = if wanted > u64::from(cap) {
+            u64::from(cap) + (wanted - u64::from(cap)).min(self.free_shared())
+        } else {
+            wanted
+        };
+        // At most `max(max, min, cap)`: u32.
+        let new = u32::try_from(new).unwrap_or(u32::MAX);
+        if new == cap {
+            return cap;
+        }
+        self.shared_pool = self.shared_pool + u64::from(cap) - u64::from(new);
+        self.reserved_private = self.reserved_private + u64::from(new) - u64::from(cap);
+        self.private_cap[pgi] = new;
+        // The uniform fast check stays an upper bound of every PG's private cells.
+        self.private_per_port = true;
+        self.private_cells = self.private_cells.max(new);
+        self.private_pgs |= 1 << pg;
+        self.scan_needed = true;
+        self.evaluate(out);
+        new
+    }
+
+    /// Private cells PG (`port`, `pg`) may hold.
+    pub fn private_cap(&self, port: usize, pg: u8) -> u32 {
+        if self.private_per_port {
+            self.private_cap[port * PRIORITIES + usize::from(pg)]
+        } else if self.private_pgs & (1 << pg) != 0 {
+            self.private_cells
+        } else {
+            0
+        }
+    }
+
     /// Shared cells in use.
     pub fn shared_used_cells(&self) -> u64 {
         self.shared_used
@@ -910,6 +964,34 @@ mod tests {
         assert_eq!(p.region, Region::Shared);
         let p = m.admit(0, 1, (5, 5), 100, &mut tr).expect("private");
         assert_eq!(p.region, Region::Private);
+    }
+
+    /// Credits granted from the shared buffer: a PG's private cells grow by the dynamic
+    /// threshold out of the pool, never below what it promised, and shrink back.
+    #[test]
+    fn private_cells_are_granted_by_the_dynamic_threshold() {
+        let mut m = Mmu::new(&cfg(2)).expect("fits");
+        let pool = m.shared_pool_cells(); // 1000 - 32 private - 20 headroom
+        assert_eq!(pool, 948);
+        let mut tr = Vec::new();
+        // alpha 1: base 2 + 948 free, at most 500.
+        assert_eq!(m.grant_private(0, 3, (0, 2, 500), &mut tr), 500);
+        assert_eq!(m.shared_pool_cells(), pool - 498);
+        assert_eq!(m.private_cap(0, 3), 500);
+        assert_eq!(m.private_cap(1, 3), 2);
+        // Another PG gets alpha x what is left: 2 + 450.
+        assert_eq!(m.grant_private(1, 3, (0, 2, 10_000), &mut tr), 452);
+        assert_eq!(m.shared_pool_cells(), 0);
+        for _ in 0..450 {
+            let p = m.admit(0, 1, (3, 3), 100, &mut tr).expect("granted");
+            assert_eq!(p.region, Region::Private);
+        }
+        m.check_conservation().expect("conserved");
+        // Nothing free: the grant shrinks to what the PG holds and has promised.
+        assert_eq!(m.grant_private(0, 3, (480, 2, 500), &mut tr), 480);
+        assert_eq!(m.grant_private(0, 3, (0, 2, 500), &mut tr), 450);
+        assert_eq!(m.shared_pool_cells(), 50);
+        m.check_conservation().expect("conserved");
     }
 
     #[test]

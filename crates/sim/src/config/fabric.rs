@@ -77,6 +77,21 @@ pub struct CreditConfig {
     /// Also send a VL's update as soon as more than this many bytes were freed on it
     /// since its last one (`None`: only updates within the period).
     pub update_threshold: Option<u64>,
+    /// How a switch sizes a VL's receive buffer.
+    pub grant: CreditGrant,
+}
+
+/// How a switch sizes the receive buffer of a credit (ingress port, VL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum CreditGrant {
+    /// `vl_buffer`, reserved in the MMU.
+    #[default]
+    Static,
+    /// `vl_buffer` reserved, plus what the dynamic threshold grants from the shared
+    /// buffer each time the VL's credit update goes (`alpha` of the port × free shared
+    /// cells), as shared-buffer InfiniBand switches do. A grant never shrinks below what
+    /// the VL holds and has promised.
+    Shared,
 }
 
 impl Default for CreditConfig {
@@ -88,6 +103,7 @@ impl Default for CreditConfig {
             vl_buffer: 128 << 10,
             update_period: None,
             update_threshold: None,
+            grant: CreditGrant::Static,
         }
     }
 }
@@ -108,9 +124,29 @@ impl CreditConfig {
         }
     }
 
-    /// Blocks of a switch's receive buffer per (ingress port, VL).
-    pub fn vl_buffer_blocks(&self) -> u32 {
-        u32::try_from(self.vl_buffer / u64::from(self.block.max(1))).unwrap_or(u32::MAX)
+    /// Blocks of a switch's receive buffer per (ingress port, VL) at the start, in an MMU
+    /// of `cell`-byte cells. Shared grants count every block as whole cells (a frame of
+    /// `n` blocks takes at most `n × ⌈block / cell⌉` cells), so that what is granted in
+    /// cells always holds what is granted in blocks.
+    pub fn vl_buffer_blocks(&self, cell: u32) -> u32 {
+        let blocks =
+            u32::try_from(self.vl_buffer / u64::from(self.block.max(1))).unwrap_or(u32::MAX);
+        match self.grant {
+            CreditGrant::Static => blocks,
+            CreditGrant::Shared => {
+                blocks.min(self.vl_buffer_cells(cell) / self.cells_per_block(cell))
+            }
+        }
+    }
+
+    /// Cells of a switch's static receive buffer per (ingress port, VL).
+    pub fn vl_buffer_cells(&self, cell: u32) -> u32 {
+        u32::try_from(self.vl_buffer.div_ceil(u64::from(cell.max(1)))).unwrap_or(u32::MAX)
+    }
+
+    /// Cells one block may take at most (shared grants).
+    pub fn cells_per_block(&self, cell: u32) -> u32 {
+        self.block.div_ceil(cell.max(1)).max(1)
     }
 
     /// Bit `v` set for every data VL.

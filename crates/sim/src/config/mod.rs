@@ -32,8 +32,8 @@ mod fabric;
 mod marking;
 mod validate;
 pub use fabric::{
-    CreditConfig, FabricConfig, FlowControlKind, LinkFabric, SlToVl, IDENTITY_SL_TO_VL,
-    UPDATE_SYMBOLS,
+    CreditConfig, CreditGrant, FabricConfig, FlowControlKind, LinkFabric, SlToVl,
+    IDENTITY_SL_TO_VL, UPDATE_SYMBOLS,
 };
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 

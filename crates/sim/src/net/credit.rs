@@ -17,9 +17,14 @@
 
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
+use crate::config::CreditGrant;
 use crate::engine::Event;
 use crate::results::{CreditBlock, LosslessDrop};
-use headroom_mech::credit::{Update, FCP_BYTES};
+use headroom_mech::credit::{Update, FCP_BYTES, MAX_OUTSTANDING};
+use headroom_mech::PRIORITIES;
+
+/// `Packet::payload` of an FCP whose VL buffer never filled: no egress to blame.
+pub(super) const NO_CULPRIT: u32 = u32::MAX;
 
 /// `Packet::seq` of an FCP: FCTBS in bits 16..28, FCCL in bits 0..12.
 fn fcp_seq(fctbs: u16, fccl: u16) -> u64 {
@@ -57,7 +62,22 @@ impl Simulation {
             return;
         };
         let blocks = c.blocks(u64::from(bytes));
-        if c.on_received(vl, blocks) {
+        let room = u32::from(c.blocks(self.cfg.host.largest_data_frame()));
+        let full = |c: &headroom_mech::credit::CreditPort| {
+            c.rx(vl).held().saturating_add(room) > c.capacity(vl)
+        };
+        let was_full = full(c);
+        let overflow = c.on_received(vl, blocks);
+        if !was_full && full(c) {
+            // The VL buffer has no room for another largest frame: its transmitter may wait
+            // from now on. Blame an egress, as an XOFF decision does.
+            if let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] {
+                let culprit = self.credit_culprit(s, port, vl);
+                self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)] =
+                    culprit.map_or(NO_CULPRIT, u32::from);
+            }
+        }
+        if overflow {
             let p = &self.ports[port as usize];
             let d = LosslessDrop {
                 time: self.now,
@@ -131,13 +151,52 @@ impl Simulation {
         self.schedule_wake(port, self.now);
     }
 
-    /// The FCP `pkt` leaves `port` now: it carries the port's values of this moment.
+    /// The FCP `pkt` leaves `port` now: it carries the port's values of this moment (on a
+    /// switch granting credits from its shared buffer, the VL's grant of this moment).
     pub(super) fn fcp_leaves(&mut self, port: u32, pkt: u32) {
         let vl = self.arena.get(pkt).prio;
+        if self.cfg.fabric.credit.grant == CreditGrant::Shared {
+            self.regrant(port, vl);
+        }
         if let Some(c) = self.ports[port as usize].fc.credit_mut() {
             let (fctbs, fccl) = c.send_fcp(vl);
-            self.arena.get_mut(pkt).seq = fcp_seq(fctbs, fccl);
+            let pk = self.arena.get_mut(pkt);
+            pk.seq = fcp_seq(fctbs, fccl);
+            pk.payload = self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)];
         }
+    }
+
+    /// Sizes `vl`'s receive buffer at switch port `port` by the dynamic threshold
+    /// ([`Mmu::grant_private`](headroom_mech::buffer::Mmu::grant_private)): its VL buffer
+    /// plus the port's alpha × the free shared cells, at least what it holds and promised,
+    /// at most what a transmitter may have outstanding beyond what it holds.
+    fn regrant(&mut self, port: u32, vl: u8) {
+        let p = &self.ports[port as usize];
+        let (local, node) = (usize::from(p.local), p.node);
+        let Slot::Switch(s) = self.slots[node as usize] else {
+            return; // a host takes what it receives at once
+        };
+        let Some(c) = p.fc.credit() else {
+            return;
+        };
+        let credit = &self.cfg.fabric.credit;
+        let cell = self.cfg.switch.cell_bytes;
+        let per_block = credit.cells_per_block(cell);
+        let held = c.rx(vl).held();
+        let cells = |blocks: u32| blocks.saturating_mul(per_block);
+        let bounds = (
+            cells(held + c.promised(vl)),
+            credit.vl_buffer_cells(cell),
+            cells(held + u32::from(MAX_OUTSTANDING)),
+        );
+        let granted =
+            self.switches[s as usize]
+                .mmu
+                .grant_private(local, vl, bounds, &mut self.transitions);
+        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
+            c.set_capacity(vl, granted / per_block);
+        }
+        self.apply_transitions(s);
     }
 
     /// The FCP `pkt` waiting on `port` was dropped with its link.
@@ -174,6 +233,9 @@ impl Simulation {
             // ... and its end, with the queue's length at it.
             self.report_pauses(port, 1 << vl);
             self.schedule_wake(port, now);
+            if let Ok(culprit) = u16::try_from(pk.payload) {
+                self.judge_credit_wait(port, vl, culprit);
+            }
             if let (Some((start, end)), false) = (episode, self.cfg.record.omit_credit_log) {
                 let p = &self.ports[port as usize];
                 self.credit_blocks.push(CreditBlock {

@@ -150,6 +150,9 @@ pub struct Simulation {
     /// Episodes of credit transmitters waiting for credit, ended so far (unless
     /// `omit_credit_log`).
     credit_blocks: Vec<CreditBlock>,
+    /// Per global port × 8 + VL, with credit links: the egress the switch blamed when the
+    /// VL buffer last filled (`credit::NO_CULPRIT`: none), carried upstream by its FCPs.
+    credit_culprits: Vec<u32>,
     /// Per global port, with credit links: its SL → VL table (empty otherwise: on PFC
     /// links a frame's class is its service level).
     sl_to_vl: Vec<crate::config::SlToVl>,
@@ -261,7 +264,7 @@ impl Simulation {
                 if cfg.fabric.link_kind(link) == crate::config::FlowControlKind::Credit {
                     let credit = &cfg.fabric.credit;
                     let capacity = |kind: NodeKind| match kind {
-                        NodeKind::Switch => credit.vl_buffer_blocks(),
+                        NodeKind::Switch => credit.vl_buffer_blocks(cfg.switch.cell_bytes),
                         NodeKind::Host => headroom_mech::credit::UNLIMITED,
                     };
                     port.fc = LinkFlowControl::Credit(Box::new(CreditPort::new(
@@ -407,6 +410,11 @@ impl Simulation {
             marking: marking::Marking::default(),
             credit_links,
             credit_blocks: Vec::new(),
+            credit_culprits: if credit_links {
+                vec![credit::NO_CULPRIT; n_ports as usize * PRIORITIES]
+            } else {
+                Vec::new()
+            },
             sl_to_vl,
             cfg,
         };
@@ -1098,6 +1106,8 @@ impl Simulation {
                 credit_blocked_time: [Time::ZERO; 8],
                 credit_updates: [0; 8],
                 credit_peak_bytes: [0; 8],
+                credit_waits: [0; 8],
+                credit_victim_waits: [0; 8],
             };
             if let Some(timers) = p.fc.pfc_mut() {
                 for prio in 0..8u8 {
@@ -1110,6 +1120,7 @@ impl Simulation {
                     let v = usize::from(vl);
                     st.credit_blocked_time[v] = c.tx(vl).blocked_time(now);
                     st.credit_peak_bytes[v] = u64::from(c.rx(vl).peak()) * block;
+                    st.credit_waits[v] = c.tx(vl).episodes();
                     // An episode still open ends with the run.
                     match c.tx(vl).last_block() {
                         Some((start, Time::MAX)) if log_credit => {
@@ -1137,6 +1148,7 @@ impl Simulation {
             st.victim_pauses.copy_from_slice(&e.victim[..8]);
             st.port_pause_episodes = e.decided[8];
             st.port_victim_pauses = e.victim[8];
+            st.credit_victim_waits = e.credit_victim;
         }
         let switches = self
             .switches

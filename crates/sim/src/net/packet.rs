@@ -63,7 +63,8 @@ pub struct Packet {
     pub flow: u32,
     /// Frame size in bytes, without preamble and inter-frame gap.
     pub size: u32,
-    /// Payload bytes (data only).
+    /// Data: payload bytes; PFC: the classes it pauses; FCP: the egress its sender blamed
+    /// when the VL buffer last filled.
     pub payload: u32,
     /// Data: byte offset; ACK/NACK: next expected byte; PFC: timer.
     pub seq: u64,

@@ -313,7 +313,7 @@ impl Simulation {
                 pm.in_port = in_local;
                 self.switches[s as usize]
                     .queued_by_ingress
-                    .add(out_local, class, in_local, pk.size);
+                    .add(out_local, pk.prio, in_local, pk.size);
                 let p = &mut self.ports[out as usize];
                 if p.queues[q].fifo.is_empty() {
                     p.head_ready[q] = pk.ready_at;
@@ -360,8 +360,7 @@ impl Simulation {
             self.credit_freed(ingress, prio, size);
         }
         let sw = &mut self.switches[s as usize];
-        sw.queued_by_ingress
-            .remove(out_local, queue, in_local, size);
+        sw.queued_by_ingress.remove(out_local, prio, in_local, size);
         sw.mmu.release(
             usize::from(in_local),
             usize::from(out_local),
@@ -376,7 +375,7 @@ impl Simulation {
     /// Turns the PFC transitions the MMU left in `self.transitions` into frames (the common
     /// case, none, costs one inlined check).
     #[inline(always)]
-    fn apply_transitions(&mut self, s: u32) {
+    pub(super) fn apply_transitions(&mut self, s: u32) {
         if !self.transitions.is_empty() {
             self.send_transitions(s);
         }

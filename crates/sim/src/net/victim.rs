@@ -33,7 +33,8 @@ use headroom_mech::PRIORITIES;
 const MAX_TABLE_PORTS: usize = 128;
 
 /// Bytes in one switch's egress queues by the ingress port they arrived on: one `u32` per
-/// (egress port, class, ingress port), allocated at the switch's first pause decision.
+/// (egress port, arrival class, ingress port), allocated at the switch's first pause
+/// decision (or first full VL buffer on credit links).
 #[derive(Debug, Default)]
 pub struct QueuedByIngress {
     /// Indexed by `(egress × PRIORITIES + class) × ports + ingress`; empty until built.
@@ -107,6 +108,10 @@ pub(super) struct PauseEpisodes {
     pub decided: [u32; PRIORITIES + 1],
     /// Those that stopped traffic headed elsewhere than the culprit egress.
     pub victim: [u32; PRIORITIES + 1],
+    /// Credit links: waits for credit of this port's transmitter, per VL, that held
+    /// traffic headed elsewhere than the egress the downstream switch's VL buffer was
+    /// filled for (the credit analogue of `victim`).
+    pub credit_victim: [u32; PRIORITIES],
 }
 
 impl Simulation {
@@ -145,6 +150,31 @@ impl Simulation {
         }
     }
 
+    /// The VL buffer `vl` of credit port `port` of switch `s` filled (the credit analogue
+    /// of an XOFF decision): returns the egress it is blamed on (the one holding most of
+    /// what arrived there), for the port's credit updates to carry upstream.
+    pub(super) fn credit_culprit(&mut self, s: u32, port: u32, vl: u8) -> Option<u16> {
+        let in_local = self.ports[port as usize].local;
+        if self.build_queued_by_ingress(s) {
+            self.culprit_from_table(s, in_local, 1 << vl)
+        } else {
+            self.culprit(s, in_local, 1 << vl)
+        }
+    }
+
+    /// A wait of transmitter `up` for credit on VL `vl` ended with a credit update blamed
+    /// on egress `culprit` of the switch downstream: counts it as a victim wait if what
+    /// `up` has waiting on the VL includes traffic that switch would forward elsewhere.
+    pub(super) fn judge_credit_wait(&mut self, up: u32, vl: u8, culprit: u16) {
+        let down = self.ports[up as usize].peer;
+        let Slot::Switch(s) = self.slots[self.ports[down as usize].node as usize] else {
+            return; // a host grants all it may: nothing waits for it
+        };
+        if self.stops_other_traffic(s, up, 1 << vl, culprit) {
+            self.pause_episodes[up as usize].credit_victim[usize::from(vl)] += 1;
+        }
+    }
+
     /// Builds switch `s`'s table of queued bytes by ingress from its queues if this is its
     /// first use; false where the switch is too large to keep one.
     fn build_queued_by_ingress(&mut self, s: u32) -> bool {
@@ -168,10 +198,10 @@ impl Simulation {
             ports,
         };
         for (out, gp) in sw.ports().enumerate() {
-            for (class, queue) in self.ports[gp as usize].queues.iter().enumerate() {
+            for queue in &self.ports[gp as usize].queues {
                 for pkt in queue.fifo.iter(&self.arena) {
                     let pk = self.arena.get(pkt);
-                    table.add(out as u16, class as u8, pk.in_port, pk.size);
+                    table.add(out as u16, pk.prio, pk.in_port, pk.size);
                 }
             }
         }
@@ -202,15 +232,17 @@ impl Simulation {
     }
 
     /// The egress port of switch `s` holding the most bytes that arrived on `in_local` in
-    /// one of `classes` (ties: the lowest port), or `None` if it holds none.
+    /// one of `classes` (ties: the lowest port), or `None` if it holds none. A frame's
+    /// arrival class is its `prio` while queued (its egress queue may differ on credit
+    /// links, by the output port's SL → VL table).
     fn culprit(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
         most_bytes(self.switches[s as usize].ports().map(|gp| {
             let p = &self.ports[gp as usize];
             (0..PRIORITIES)
-                .filter(|q| classes & (1 << q) != 0 && p.nonempty & (1 << q) != 0)
+                .filter(|q| p.nonempty & (1 << q) != 0)
                 .flat_map(|q| p.queues[q].fifo.iter(&self.arena))
                 .map(|pk| self.arena.get(pk))
-                .filter(|pk| pk.in_port == in_local)
+                .filter(|pk| pk.in_port == in_local && classes & (1 << pk.prio) != 0)
                 .map(|pk| u64::from(pk.size))
                 .sum()
         }))
@@ -234,7 +266,7 @@ impl Simulation {
                 .active
                 .iter()
                 .map(|e| &self.flows[e.flow as usize])
-                .filter(|fl| classes & (1 << fl.prio) != 0 && fl.has_unsent_data())
+                .filter(|fl| classes & (1 << fl.vl) != 0 && fl.has_unsent_data())
                 .any(|fl| elsewhere(fl.dst, fl.hash)),
         }
     }

@@ -278,6 +278,11 @@ pub struct CreditSummary {
     pub peak_input_vl_bytes: u64,
     /// Blocked episodes logged (`credit.csv`; 0 with `[output] credit_log = false`).
     pub blocked_episodes: u64,
+    /// Waits for credit begun, all ports and VLs (whether or not logged).
+    pub waits: u64,
+    /// Those that held traffic headed elsewhere than the egress the downstream switch's VL
+    /// buffer was filled for.
+    pub victim_waits: u64,
     /// Every (node, port, VL) of a credit link that sent an update, waited for credit or
     /// held a frame, in that order (absent on PFC links).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -302,6 +307,11 @@ pub struct CreditPortSummary {
     pub updates: u64,
     /// Most bytes (whole blocks) the port's receive buffer held on this VL at once.
     pub peak_bytes: u64,
+    /// Waits for credit the transmitter began on this VL.
+    pub waits: u32,
+    /// Those that held traffic headed elsewhere than the egress the downstream switch's VL
+    /// buffer was filled for.
+    pub victim_waits: u32,
 }
 
 /// PFC activity.
@@ -654,6 +664,18 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .max()
             .unwrap_or(0),
         blocked_episodes: results.credit_blocks.len() as u64,
+        waits: results
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_waits)
+            .map(u64::from)
+            .sum(),
+        victim_waits: results
+            .ports
+            .iter()
+            .flat_map(|p| p.credit_victim_waits)
+            .map(u64::from)
+            .sum(),
         ports: results
             .ports
             .iter()
@@ -666,6 +688,8 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
                     blocked_ns: ns_f64(p.credit_blocked_time[v]),
                     updates: p.credit_updates[v],
                     peak_bytes: p.credit_peak_bytes[v],
+                    waits: p.credit_waits[v],
+                    victim_waits: p.credit_victim_waits[v],
                 })
             })
             .filter(|c| c.blocked_ns > 0.0 || c.updates > 0 || c.peak_bytes > 0)
@@ -937,7 +961,7 @@ fn stage_all(
     if results.pfc_log {
         st.file("pfc.csv", |w| write_pfc_csv(w, &results.pfc_sent))?;
     }
-    if summary.config.flow_control == "credit" && results.credit_log {
+    if summary.config.flow_control != "pfc" && results.credit_log {
         st.file("credit.csv", |w| {
             write_credit_csv(w, &results.credit_blocks)
         })?;

@@ -7,7 +7,7 @@
 //! and checked by `SimConfig::validate` when the kind is `"credit"`.
 
 use super::fields::{Cx, Fld, Res, V};
-use crate::config::{FabricConfig, FlowControlKind, SlToVl};
+use crate::config::{CreditGrant, FabricConfig, FlowControlKind, SlToVl};
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -34,6 +34,7 @@ pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<(
                 "vl_buffer",
                 "update_period",
                 "update_threshold",
+                "grant",
             ],
         )?;
         if let Some(x) = t.get(cx, "vls") {
@@ -58,6 +59,16 @@ pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<(
         }
         if let Some(x) = t.get(cx, "update_threshold") {
             c.update_threshold = Some(x.bytes(cx)?);
+        }
+        if let Some(x) = t.get(cx, "grant") {
+            c.grant = x.choice(
+                cx,
+                "credit grant",
+                &[
+                    ("static", CreditGrant::Static),
+                    ("shared", CreditGrant::Shared),
+                ],
+            )?;
         }
     }
     Ok(())
