@@ -109,23 +109,33 @@ fn the_same_incast_under_pfc_pauses_where_credits_withhold() {
         .all(|p| p.pause_sent.iter().sum::<u32>() == 0));
 }
 
-/// Service levels travel on the VL each sending port's SL → VL table gives: the fabric's
-/// on the senders' links, the receiver's link its own. A switch queues a frame in the VL
-/// of its output port's table and counts it on the VL it arrived on.
-#[test]
-fn each_port_maps_service_levels_to_its_own_vls() {
+/// Hosts 0 and 1 each send `size` to host 2 through one switch on credit links with 4 VLs,
+/// on service levels `prios`; ACKs on service level 3, no congestion control.
+fn two_into_one(prios: (u8, u8), size: u64) -> SimConfig {
     let topo = builders::star(3, RATE, Time::from_us(1)).expect("star");
     let flow = |src: u32, prio: u8| FlowSpec {
         src: NodeId(src),
         dst: NodeId(2),
         prio,
-        size: 200 << 10,
+        size,
         start: Time::ZERO,
         dport: 100 + src as u16,
     };
-    let mut cfg = SimConfig::new(topo, vec![flow(0, 6), flow(1, 2)]);
+    let mut cfg = SimConfig::new(topo, vec![flow(0, prios.0), flow(1, prios.1)]);
     cfg.fabric.kind = FlowControlKind::Credit;
     cfg.fabric.credit.vls = 4;
+    cfg.host.ack_prio = 3;
+    cfg.host.ack_pause_class = 3;
+    cfg.host.cc = CcConfig::None;
+    cfg
+}
+
+/// Service levels travel on the VL each sending port's SL → VL table gives: the fabric's
+/// on the senders' links, the receiver's link its own. A switch queues a frame in the VL
+/// of its output port's table and counts it on the VL it arrived on.
+#[test]
+fn each_port_maps_service_levels_to_its_own_vls() {
+    let mut cfg = two_into_one((6, 2), 200 << 10);
     cfg.fabric.credit.sl_to_vl = [0, 1, 2, 3, 0, 1, 2, 3];
     // Link 2 joins the receiver, host 2: service level 6 goes on VL 1 there.
     cfg.fabric.links.insert(
@@ -135,10 +145,7 @@ fn each_port_maps_service_levels_to_its_own_vls() {
             sl_to_vl: Some([0, 1, 2, 3, 0, 1, 1, 3]),
         },
     );
-    cfg.host.ack_prio = 3;
-    cfg.host.ack_pause_class = 3;
     cfg.switch.buffer_bytes = 8 << 20;
-    cfg.host.cc = CcConfig::None;
     let r = run_checked(cfg, Time::from_us(2));
     assert_lossless(&r, "SL to VL");
     let used = |node: u32, peer: u32| -> Vec<usize> {
@@ -165,21 +172,7 @@ fn each_port_maps_service_levels_to_its_own_vls() {
 #[test]
 fn vls_share_an_output_by_their_dwrr_weights() {
     let finish = |weights: [u32; 8]| {
-        let topo = builders::star(3, RATE, Time::from_us(1)).expect("star");
-        let flow = |src: u32, prio: u8| FlowSpec {
-            src: NodeId(src),
-            dst: NodeId(2),
-            prio,
-            size: 2 << 20,
-            start: Time::ZERO,
-            dport: 100 + src as u16,
-        };
-        let mut cfg = SimConfig::new(topo, vec![flow(0, 1), flow(1, 2)]);
-        cfg.fabric.kind = FlowControlKind::Credit;
-        cfg.fabric.credit.vls = 4;
-        cfg.host.ack_prio = 3;
-        cfg.host.ack_pause_class = 3;
-        cfg.host.cc = CcConfig::None;
+        let mut cfg = two_into_one((1, 2), 2 << 20);
         cfg.switch.buffer_bytes = 8 << 20;
         cfg.switch.scheduler.weights = weights;
         let r = run_checked(cfg, Time::from_us(20));

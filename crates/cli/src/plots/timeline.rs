@@ -85,6 +85,15 @@ fn pause_intervals(frames: &[&PfcRecord], rate: Option<Rate>, end: Time) -> Vec<
     out
 }
 
+/// A row's node: a switch by its role, or a host.
+fn node_label(node: u32, is_switch: bool, roles: &BTreeMap<u32, &'static str>) -> String {
+    if is_switch {
+        switch_label(node, roles)
+    } else {
+        format!("host {node}")
+    }
+}
+
 /// "top n of m by what" when rows were left out.
 fn title(what: String, shown: usize, total: usize, by: &str) -> String {
     if total > shown {
@@ -131,13 +140,12 @@ impl TimelineData {
                     .iter()
                     .find(|p| p.node == node && p.port == port && p.rate_bps > 0)
                     .map(|p| Rate(p.rate_bps));
-                let node_label = if frames.first().is_some_and(|r| r.is_switch) {
-                    switch_label(node, &roles)
-                } else {
-                    format!("host {node}")
-                };
+                let is_switch = frames.first().is_some_and(|r| r.is_switch);
                 TimelineRow {
-                    label: format!("{node_label} port {port} priority {prio}"),
+                    label: format!(
+                        "{} port {port} priority {prio}",
+                        node_label(node, is_switch, &roles)
+                    ),
                     class: prio,
                     count: pauses(&frames),
                     intervals: pause_intervals(&frames, rate, end),
@@ -190,13 +198,12 @@ impl TimelineData {
         let rows: Vec<TimelineRow> = keyed
             .into_iter()
             .map(|((node, port, vl), episodes)| {
-                let node_label = if episodes.first().is_some_and(|b| b.is_switch) {
-                    switch_label(node, &roles)
-                } else {
-                    format!("host {node}")
-                };
+                let is_switch = episodes.first().is_some_and(|b| b.is_switch);
                 TimelineRow {
-                    label: format!("{node_label} port {port} VL {vl}"),
+                    label: format!(
+                        "{} port {port} VL {vl}",
+                        node_label(node, is_switch, &roles)
+                    ),
                     class: vl,
                     count: episodes.len(),
                     intervals: episodes.iter().map(|b| (b.start, b.end)).collect(),
