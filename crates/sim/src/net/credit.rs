@@ -62,7 +62,7 @@ impl Simulation {
             return;
         };
         let blocks = c.blocks(u64::from(bytes));
-        let room = u32::from(c.blocks(self.cfg.host.largest_data_frame()));
+        let room = self.credit_room;
         let full = |c: &headroom_mech::credit::CreditPort| {
             c.rx(vl).held().saturating_add(room) > c.capacity(vl)
         };

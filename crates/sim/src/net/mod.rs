@@ -153,6 +153,9 @@ pub struct Simulation {
     /// Per global port × 8 + VL, with credit links: the egress the switch blamed when the
     /// VL buffer last filled (`credit::NO_CULPRIT`: none), carried upstream by its FCPs.
     credit_culprits: Vec<u32>,
+    /// Blocks of the largest frame a host sends: a credit VL buffer with less room than
+    /// this is full (its transmitter may have to wait).
+    credit_room: u32,
     /// Per global port, with credit links: its SL → VL table (empty otherwise: on PFC
     /// links a frame's class is its service level).
     sl_to_vl: Vec<crate::config::SlToVl>,
@@ -415,6 +418,10 @@ impl Simulation {
             } else {
                 Vec::new()
             },
+            credit_room: u32::from(headroom_mech::credit::blocks(
+                cfg.host.largest_data_frame(),
+                cfg.fabric.credit.block,
+            )),
             sl_to_vl,
             cfg,
         };
