@@ -496,17 +496,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let credit_updates: u64 = r.ports.iter().flat_map(|p| p.credit_updates).sum();
         let pause_episodes: u64 = r.ports.iter().map(PortStats::pause_episodes_total).sum();
         let victim_pauses: u64 = r.ports.iter().map(PortStats::victim_pauses_total).sum();
-        let credit_waits: u64 = r
-            .ports
-            .iter()
-            .flat_map(|p| p.credit_waits)
-            .map(u64::from)
-            .sum();
+        let credit_waits: u64 = r.ports.iter().map(PortStats::credit_waits_total).sum();
         let credit_victim_waits: u64 = r
             .ports
             .iter()
-            .flat_map(|p| p.credit_victim_waits)
-            .map(u64::from)
+            .map(PortStats::credit_victim_waits_total)
             .sum();
         let drops: u64 = r.drops.values().sum();
         let finished = r.flows.iter().filter(|f| f.finish.is_some()).count();

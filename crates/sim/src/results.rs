@@ -161,6 +161,16 @@ impl PortStats {
                 .map(|&x| u64::from(x))
                 .sum::<u64>()
     }
+
+    /// Waits for credit begun on every VL.
+    pub fn credit_waits_total(&self) -> u64 {
+        self.credit_waits.iter().map(|&x| u64::from(x)).sum()
+    }
+
+    /// Victim waits among them.
+    pub fn credit_victim_waits_total(&self) -> u64 {
+        self.credit_victim_waits.iter().map(|&x| u64::from(x)).sum()
+    }
 }
 
 /// Buffer statistics of one switch.

@@ -667,14 +667,12 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         waits: results
             .ports
             .iter()
-            .flat_map(|p| p.credit_waits)
-            .map(u64::from)
+            .map(PortStats::credit_waits_total)
             .sum(),
         victim_waits: results
             .ports
             .iter()
-            .flat_map(|p| p.credit_victim_waits)
-            .map(u64::from)
+            .map(PortStats::credit_victim_waits_total)
             .sum(),
         ports: results
             .ports
