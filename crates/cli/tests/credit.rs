@@ -419,3 +419,52 @@ fn a_port_starved_for_another_egress_waits_as_a_victim() {
         "{victims:?}"
     );
 }
+
+/// The shipped mixed fabric (`examples/credit/mixed-fabric.toml`): the credit hosts wait
+/// for credit and never see a PAUSE, the PFC side pauses, nothing is dropped.
+#[test]
+fn the_mixed_fabric_example_holds_each_side_its_own_way() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/credit/mixed-fabric.toml");
+    let o = headroom(
+        &[
+            "run",
+            scenario.to_str().expect("utf-8"),
+            "--out",
+            "run",
+            "--no-plots",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("run/summary.json")).expect("summary"),
+    )
+    .expect("json");
+    assert_eq!(s["config"]["flow_control"], "mixed");
+    assert_eq!(s["flows"]["finished"], 4);
+    assert_eq!(s["drops"]["total"], 0, "{}", s["drops"]);
+    let waited: Vec<u64> = s["credit"]["ports"]
+        .as_array()
+        .expect("credit.ports")
+        .iter()
+        .filter(|p| p["blocked_ns"].as_f64() > Some(0.0))
+        .map(|p| p["node"].as_u64().expect("node"))
+        .collect();
+    assert_eq!(waited, [0, 1, 2], "the credit hosts wait");
+    assert!(s["pfc"]["pause_frames"].as_u64() > Some(0));
+    let paused: Vec<u64> = s["pfc"]["ports"]
+        .as_array()
+        .expect("pfc.ports")
+        .iter()
+        .filter(|p| p["paused_ns"].as_f64() > Some(0.0))
+        .map(|p| p["node"].as_u64().expect("node"))
+        .collect();
+    assert!(
+        paused.iter().all(|n| ![0, 1, 2].contains(n)) && !paused.is_empty(),
+        "only PFC transmitters pause: {paused:?}"
+    );
+    assert!(dir.path().join("run/credit.csv").is_file());
+}
