@@ -8,7 +8,7 @@
 
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
-use headroom_sim::config::{DetectorConfig, FlowControlKind};
+use headroom_sim::config::{CreditGrant, DetectorConfig, FlowControlKind};
 use headroom_sim::hpcc_config;
 use miette::{miette, Result};
 use std::path::PathBuf;
@@ -57,9 +57,15 @@ pub struct BenchArgs {
     detector: String,
     /// The same benchmark on another link flow control: pfc (the config's) or credit
     /// (InfiniBand-style credits with the default `[fabric.credit]`: 8 VLs, 128 KiB per
-    /// ingress port and VL).
+    /// ingress port and VL, granted as `--credit-grant` says).
     #[arg(long, value_parser = ["pfc", "credit"], default_value = "pfc")]
     flow_control: String,
+    /// How credit switches size a VL's receive buffer: shared (the 128 KiB reserved plus
+    /// what the dynamic threshold grants from the shared buffer, as the PFC run's switches
+    /// share theirs) or static (the 128 KiB only: the egress queues then stay below the
+    /// config's ECN thresholds, DCQCN gets no marks and the fabric backs up).
+    #[arg(long, value_parser = ["shared", "static"], default_value = "shared")]
+    credit_grant: String,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -92,10 +98,17 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .map_err(|reason| miette!("--detector {}: {reason}", a.detector))?;
     if a.flow_control == "credit" {
         run.config.fabric.kind = FlowControlKind::Credit;
+        run.config.fabric.credit.grant = match a.credit_grant.as_str() {
+            "static" => CreditGrant::Static,
+            _ => CreditGrant::Shared,
+        };
         run.config
             .validate()
             .map_err(|e| miette!("--flow-control credit: {e}"))?;
     }
+    // The benchmark writes no files: it keeps no PAUSE or credit-wait log either.
+    run.config.record.omit_pfc_log = true;
+    run.config.record.omit_credit_log = true;
     let flows = run.config.flows.len();
     let hosts = run.config.topology.hosts().len();
     let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;
@@ -110,9 +123,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let finished = results.flows.iter().filter(|f| f.finish.is_some()).count();
     let rss = crate::memory::peak_rss();
     let eps = results.events as f64 / wall.max(1e-9);
+    let marks: u64 = results.marking.iter().map(|m| m.totals.ce_marked).sum();
+    let slowdowns: Vec<f64> = results.flows.iter().filter_map(|f| f.slowdown()).collect();
+    let mean_slowdown = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
     if a.json {
         outln!(
-            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{}}}",
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{},\"peak_packets\":{},\"ce_marks\":{marks},\"mean_slowdown\":{mean_slowdown:.3}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
             setup.as_secs_f64(),
@@ -129,12 +145,16 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                         .map_or_else(|| "null".to_string(), |l| l.others.to_string())
                 )
             ),
-            rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into())
+            rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into()),
+            results.arena_slots
         );
     } else {
         outln!("hosts           {hosts}");
         outln!("flows           {flows} ({finished} finished)");
         outln!("events          {}", results.events);
+        outln!("peak packets    {}", results.arena_slots);
+        outln!("CE marks        {marks}");
+        outln!("mean slowdown   {mean_slowdown:.2}");
         outln!(
             "simulated       {:.3} ms",
             results.end_time.as_secs_f64() * 1e3

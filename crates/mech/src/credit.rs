@@ -50,7 +50,7 @@ fn diff(a: u16, b: u16) -> u16 {
 }
 
 /// The transmitting side of one VL.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VlTransmitter {
     /// Total blocks sent, modulo 4096.
     fctbs: u16,
@@ -62,10 +62,28 @@ pub struct VlTransmitter {
     blocked_since: Time,
     /// Time blocked in finished episodes.
     blocked_total: Time,
-    /// End of the last finished blocked episode (`None`: none has finished).
-    unblocked_at: Option<Time>,
+    /// End of the last finished blocked episode ([`NEVER`]: none has finished; not an
+    /// `Option`, which would push the VL's state past one cache line).
+    unblocked_at: Time,
     /// Blocked episodes begun.
     episodes: u32,
+}
+
+/// [`VlTransmitter::unblocked_at`] of a VL no blocked episode of which has finished.
+const NEVER: Time = Time::MAX;
+
+impl Default for VlTransmitter {
+    fn default() -> Self {
+        VlTransmitter {
+            fctbs: 0,
+            fccl: 0,
+            wanted: 0,
+            blocked_since: Time::ZERO,
+            blocked_total: Time::ZERO,
+            unblocked_at: NEVER,
+            episodes: 0,
+        }
+    }
 }
 
 impl VlTransmitter {
@@ -117,7 +135,7 @@ impl VlTransmitter {
         if self.wanted != 0 && self.available() >= self.wanted {
             self.blocked_total += now - self.blocked_since;
             self.wanted = 0;
-            self.unblocked_at = Some(now);
+            self.unblocked_at = now;
             return true;
         }
         false
@@ -128,8 +146,10 @@ impl VlTransmitter {
     pub fn last_block(&self) -> Option<(Time, Time)> {
         if self.wanted != 0 {
             Some((self.blocked_since, Time::MAX))
+        } else if self.unblocked_at == NEVER {
+            None
         } else {
-            self.unblocked_at.map(|end| (self.blocked_since, end))
+            Some((self.blocked_since, self.unblocked_at))
         }
     }
 
@@ -139,8 +159,10 @@ impl VlTransmitter {
     pub fn latest_until(&self) -> Time {
         if self.wanted != 0 {
             Time::MAX
+        } else if self.unblocked_at == NEVER {
+            Time::ZERO
         } else {
-            self.unblocked_at.unwrap_or(Time::ZERO)
+            self.unblocked_at
         }
     }
 
@@ -243,37 +265,80 @@ pub struct UpdatePolicy {
 /// outstanding.
 pub const UNLIMITED: u32 = u32::MAX;
 
+/// One VL of one link end: both halves, the size of the receive buffer, what may still be
+/// freed before its FCP must go. Everything a data frame touches on its VL, on one cache
+/// line: the port's block size and whether the VL's update is pending are copied here so
+/// that a frame reads no other line of the port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+struct Lane {
+    tx: VlTransmitter,
+    rx: VlReceiver,
+    /// Blocks this end's receive buffer of the VL holds ([`UNLIMITED`]: no limit).
+    capacity: u32,
+    /// Blocks that may still be freed before the VL's FCP goes at once: the threshold,
+    /// less what was freed since its last FCP ([`NO_THRESHOLD`]: no threshold).
+    freeable: u32,
+    /// The port's `block_shift`.
+    block_shift: u8,
+    /// The VL has a deadline (`CreditPort::due`): its news will be sent.
+    pending: bool,
+}
+
+/// [`Lane::freeable`] of a port without an update threshold.
+const NO_THRESHOLD: u32 = u32::MAX;
+
+impl Lane {
+    /// Blocks of a frame of `bytes` (`block`: the port's block size, read only when it is
+    /// not a power of two).
+    #[inline]
+    fn blocks(&self, bytes: u64, block: u32) -> u16 {
+        if self.block_shift == NO_SHIFT {
+            return blocks(bytes, block);
+        }
+        let n = (bytes + (1u64 << self.block_shift) - 1) >> self.block_shift;
+        u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+    }
+}
+
+/// [`CreditPort::block_shift`] when the block size is not a power of two.
+const NO_SHIFT: u8 = u8::MAX;
+
 /// One end of a credit link: the transmitter and receiver of each VL, and when to send
 /// FCPs.
 ///
 /// FCPs are sent when they say something new: a VL whose FCTBS or FCCL differs from what
 /// its last FCP carried sends one within the update period (a deadline per VL, set by its
 /// first change after its last FCP; the driver keeps one timer per port, for the earliest),
-/// or at once when more than the threshold of blocks was freed. A link at rest sends none. At most one FCP per VL waits to be sent, and it
-/// carries the values of the moment it leaves.
+/// or at once when more than the threshold of blocks was freed. A link at rest sends none.
+/// At most one FCP per VL waits to be sent, and it carries the values of the moment it
+/// leaves.
+///
+/// Layout: what every frame reads (the block size, the policy, which VLs have an update
+/// pending) on the first cache line, then one line per VL ([`Lane`]); the deadlines (set
+/// once per update period) and the FCP bookkeeping come after.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct CreditPort {
-    vls: u8,
-    /// When FCPs go.
-    policy: UpdatePolicy,
+    /// The update period (a VL with news sends its FCP within it).
+    period: Time,
+    /// When the driver's timer fires next (`Time::MAX`: not armed).
+    timer: Time,
     /// Bytes per block.
     block: u32,
+    /// Send a VL's FCP at once when more than this many blocks were freed on it since its
+    /// last one ([`NO_THRESHOLD`]: never).
+    threshold: u32,
+    vls: u8,
     /// Bit `vl` set: an FCP of that VL waits to be sent.
     queued: u8,
-    tx: [VlTransmitter; MAX_VLS],
-    rx: [VlReceiver; MAX_VLS],
-    /// Blocks this end's receive buffer of each VL holds ([`UNLIMITED`]: no limit).
-    capacity: [u32; MAX_VLS],
-    /// Blocks freed per VL since its last FCP.
-    freed: [u32; MAX_VLS],
+    lanes: [Lane; MAX_VLS],
+    /// When each VL's periodic update is due (`Time::MAX`: nothing new to say).
+    due: [Time; MAX_VLS],
     /// (FCTBS, FCCL) of each VL's last FCP.
     last_sent: [(u16, u16); MAX_VLS],
     /// FCPs sent per VL.
     fcp_sent: [u64; MAX_VLS],
-    /// When each VL's periodic update is due (`Time::MAX`: nothing new to say).
-    due: [Time; MAX_VLS],
-    /// When the driver's timer fires next (`None`: not armed).
-    timer: Option<Time>,
 }
 
 impl CreditPort {
@@ -290,25 +355,41 @@ impl CreditPort {
     ) -> Self {
         let grant = |c: u32| u16::try_from(c.min(u32::from(MAX_OUTSTANDING))).unwrap_or(0);
         let vls = vls.clamp(1, MAX_VLS as u8);
-        let mut tx = [VlTransmitter::default(); MAX_VLS];
+        let block = block.max(1);
+        let threshold = policy
+            .threshold
+            .map_or(NO_THRESHOLD, |t| t.min(NO_THRESHOLD - 1));
+        let lane = Lane {
+            tx: VlTransmitter::default(),
+            rx: VlReceiver::default(),
+            capacity,
+            freeable: threshold,
+            // log2 of the block size when it is a power of two: a frame's blocks by a
+            // shift, not a division.
+            block_shift: if block.is_power_of_two() {
+                block.trailing_zeros() as u8
+            } else {
+                NO_SHIFT
+            },
+            pending: false,
+        };
+        let mut lanes = [lane; MAX_VLS];
         let mut last_sent = [(0, 0); MAX_VLS];
         for v in 0..usize::from(vls) {
-            tx[v] = VlTransmitter::with_limit(grant(peer_capacity));
+            lanes[v].tx = VlTransmitter::with_limit(grant(peer_capacity));
             last_sent[v] = (0, grant(capacity));
         }
         CreditPort {
+            period: policy.period.max(Time(1)),
+            timer: Time::MAX,
+            block,
+            threshold,
             vls,
-            policy,
-            block: block.max(1),
             queued: 0,
-            tx,
-            rx: [VlReceiver::default(); MAX_VLS],
-            capacity: [capacity; MAX_VLS],
-            freed: [0; MAX_VLS],
+            lanes,
+            due: [Time::MAX; MAX_VLS],
             last_sent,
             fcp_sent: [0; MAX_VLS],
-            due: [Time::MAX; MAX_VLS],
-            timer: None,
         }
     }
 
@@ -323,95 +404,119 @@ impl CreditPort {
     }
 
     /// Blocks a frame of `bytes` occupies on this link.
+    #[inline]
     pub fn blocks(&self, bytes: u64) -> u16 {
-        blocks(bytes, self.block)
+        self.lanes[0].blocks(bytes, self.block)
+    }
+
+    /// Whether a frame of `bytes` may start on `vl` at `now` (see
+    /// [`VlTransmitter::may_send`]).
+    #[inline]
+    pub fn may_send(&mut self, now: Time, vl: u8, bytes: u64) -> bool {
+        let block = self.block;
+        let l = &mut self.lanes[usize::from(vl)];
+        let blocks = l.blocks(bytes, block);
+        l.tx.may_send(now, blocks)
     }
 
     /// The transmitter of `vl`.
     pub fn tx(&self, vl: u8) -> &VlTransmitter {
-        &self.tx[usize::from(vl)]
+        &self.lanes[usize::from(vl)].tx
     }
 
     /// The transmitter of `vl`, to ask or charge.
     pub fn tx_mut(&mut self, vl: u8) -> &mut VlTransmitter {
-        &mut self.tx[usize::from(vl)]
+        &mut self.lanes[usize::from(vl)].tx
     }
 
     /// The receiver of `vl`.
     pub fn rx(&self, vl: u8) -> &VlReceiver {
-        &self.rx[usize::from(vl)]
+        &self.lanes[usize::from(vl)].rx
     }
 
     /// The credit limit (FCCL) this end would advertise for `vl` now: what it has received
     /// plus what its buffer can still take.
     pub fn limit(&self, vl: u8) -> u16 {
-        let v = usize::from(vl);
-        self.rx[v].limit(self.capacity[v].saturating_sub(self.rx[v].held()))
+        let l = &self.lanes[usize::from(vl)];
+        l.rx.limit(l.capacity.saturating_sub(l.rx.held()))
     }
 
     /// Blocks `vl`'s receive buffer holds ([`UNLIMITED`]: no limit).
     pub fn capacity(&self, vl: u8) -> u32 {
-        self.capacity[usize::from(vl)]
+        self.lanes[usize::from(vl)].capacity
     }
 
     /// Blocks of `vl` the peer may still send on the credit this end last advertised
     /// (promised, not yet received).
     pub fn promised(&self, vl: u8) -> u32 {
         let v = usize::from(vl);
-        u32::from(diff(self.last_sent[v].1, self.rx[v].abr()))
+        u32::from(diff(self.last_sent[v].1, self.lanes[v].rx.abr()))
     }
 
     /// Resizes `vl`'s receive buffer to `blocks` (a switch granting credits from its shared
     /// buffer). Never below what it holds and has promised: those blocks are the peer's.
     pub fn set_capacity(&mut self, vl: u8, blocks: u32) {
-        let v = usize::from(vl);
         debug_assert!(
-            blocks >= self.rx[v].held() + self.promised(vl),
+            blocks >= self.rx(vl).held() + self.promised(vl),
             "capacity below what VL {vl} holds and promised"
         );
-        self.capacity[v] = blocks;
+        self.lanes[usize::from(vl)].capacity = blocks;
     }
 
-    /// A frame of `blocks` arrived on `vl`. Returns whether it overflowed the receive
+    /// A frame of `bytes` arrived on `vl`. Returns whether it overflowed the receive
     /// buffer (a transmitter that ignored its credits).
-    pub fn on_received(&mut self, vl: u8, blocks: u16) -> bool {
-        let v = usize::from(vl);
-        self.rx[v].on_received(blocks);
-        self.rx[v].held() > self.capacity[v]
+    #[inline]
+    pub fn on_received(&mut self, vl: u8, bytes: u64) -> bool {
+        let block = self.block;
+        let l = &mut self.lanes[usize::from(vl)];
+        l.rx.on_received(l.blocks(bytes, block));
+        l.rx.held() > l.capacity
     }
 
-    /// `blocks` of `vl` left this end's receive buffer at `now`. Returns what to do: send
+    /// A frame of `bytes` left `vl`'s receive buffer at `now`. Returns what to do: send
     /// the VL's FCP now (the threshold was passed), or arm the update timer.
-    pub fn on_freed(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
-        let v = usize::from(vl);
-        self.rx[v].on_freed(blocks);
-        self.freed[v] += u32::from(blocks);
-        if self.policy.threshold.is_some_and(|t| self.freed[v] > t) {
-            return Update::SendNow;
+    #[inline]
+    pub fn on_freed(&mut self, now: Time, vl: u8, bytes: u64) -> Update {
+        let block = self.block;
+        let l = &mut self.lanes[usize::from(vl)];
+        let blocks = l.blocks(bytes, block);
+        l.rx.on_freed(blocks);
+        if l.freeable != NO_THRESHOLD {
+            if u32::from(blocks) > l.freeable {
+                l.freeable = 0;
+                return Update::SendNow;
+            }
+            l.freeable -= u32::from(blocks);
         }
-        self.changed(now, v)
+        self.changed(now, vl)
     }
 
-    /// A frame of `blocks` was sent on `vl` (after its transmitter allowed it) at `now`.
+    /// A frame of `bytes` was sent on `vl` (after its transmitter allowed it) at `now`.
     /// Returns whether to arm the update timer (the peer will want the new FCTBS).
-    pub fn on_sent(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
-        self.tx[usize::from(vl)].on_sent(blocks);
-        self.changed(now, usize::from(vl))
+    #[inline]
+    pub fn on_sent(&mut self, now: Time, vl: u8, bytes: u64) -> Update {
+        let block = self.block;
+        let l = &mut self.lanes[usize::from(vl)];
+        l.tx.on_sent(l.blocks(bytes, block));
+        self.changed(now, vl)
     }
 
     /// VL `v` changed at `now`: its update is due within the period, unless it already is.
     /// Deadlines set later are never earlier (one period after a later time), so an armed
     /// timer is never late for a new one.
-    fn changed(&mut self, now: Time, v: usize) -> Update {
-        if self.due[v] != Time::MAX {
+    #[inline]
+    fn changed(&mut self, now: Time, vl: u8) -> Update {
+        let l = &mut self.lanes[usize::from(vl)];
+        if l.pending {
             return Update::Pending;
         }
-        let t = now + self.policy.period.max(Time(1));
-        self.due[v] = t;
-        if self.timer.is_some() {
+        l.pending = true;
+        let t = now + self.period;
+        self.due[usize::from(vl)] = t;
+        if self.timer != Time::MAX {
             return Update::Pending;
         }
-        self.timer = Some(t);
+        self.timer = t;
         Update::ArmTimer(t)
     }
 
@@ -430,11 +535,12 @@ impl CreditPort {
     pub fn send_fcp(&mut self, vl: u8) -> (u16, u16) {
         let v = usize::from(vl);
         self.queued &= !(1u8 << vl);
-        let values = (self.tx[v].fctbs(), self.limit(vl));
+        let values = (self.lanes[v].tx.fctbs(), self.limit(vl));
         self.last_sent[v] = values;
-        self.freed[v] = 0;
+        self.lanes[v].freeable = self.threshold;
         // What was due is said; the next change sets a new deadline.
         self.due[v] = Time::MAX;
+        self.lanes[v].pending = false;
         self.fcp_sent[v] += 1;
         values
     }
@@ -447,23 +553,22 @@ impl CreditPort {
     /// The peer's FCP of `vl` arrived at `now` with its FCTBS and FCCL. Returns whether it
     /// lifted a block of this end's transmitter.
     pub fn on_fcp(&mut self, now: Time, vl: u8, fctbs: u16, fccl: u16) -> bool {
-        let v = usize::from(vl);
-        self.rx[v].on_peer_fctbs(fctbs);
-        self.tx[v].on_limit(now, fccl)
+        let l = &mut self.lanes[usize::from(vl)];
+        l.rx.on_peer_fctbs(fctbs);
+        l.tx.on_limit(now, fccl)
     }
 
     /// When the driver's update timer is armed to fire.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timer
+        (self.timer != Time::MAX).then_some(self.timer)
     }
 
     /// The update timer fired at `now`: the VLs (bit set) whose deadline has come and whose
     /// FCP would say something new, and when the timer must fire next (the earliest
     /// deadline still ahead; `None`: nothing pending, the next change arms it again).
     pub fn handle_timeout(&mut self, now: Time) -> (u8, Option<Time>) {
-        match self.timer {
-            Some(t) if t <= now => {}
-            _ => return (0, None),
+        if self.timer > now {
+            return (0, None);
         }
         let mut due = 0u8;
         let mut next = Time::MAX;
@@ -474,12 +579,13 @@ impl CreditPort {
                 continue;
             }
             self.due[v] = Time::MAX;
-            if (self.tx[v].fctbs(), self.limit(vl)) != self.last_sent[v] {
+            self.lanes[v].pending = false;
+            if (self.lanes[v].tx.fctbs(), self.limit(vl)) != self.last_sent[v] {
                 due |= 1 << v;
             }
         }
-        self.timer = (next != Time::MAX).then_some(next);
-        (due, self.timer)
+        self.timer = next;
+        (due, self.poll_timeout())
     }
 
     /// FCPs sent per VL.
@@ -561,6 +667,28 @@ mod tests {
         assert_eq!(blocks(65, 64), 2);
         assert_eq!(blocks(4096, 64), 64);
         assert_eq!(blocks(0, 64), 1, "an empty frame still takes a block");
+    }
+
+    /// What a frame touches of its VL is one cache line.
+    #[test]
+    fn a_lane_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Lane>(), 64);
+    }
+
+    /// A power-of-two block counts by a shift; any other by a division; both round up.
+    #[test]
+    fn a_port_counts_blocks_as_the_division_does() {
+        for block in [1, 32, 64, 100, 128, 4096] {
+            let p = CreditPort::new(1, block, 100, 100, POLICY);
+            assert_eq!(p.lanes[0].block_shift != NO_SHIFT, block.is_power_of_two());
+            for bytes in [0, 1, 63, 64, 65, 1048, 4096, 9000, 1 << 20, 1 << 40] {
+                assert_eq!(
+                    p.blocks(bytes),
+                    blocks(bytes, block),
+                    "{bytes} B in {block} B"
+                );
+            }
+        }
     }
 
     #[test]
@@ -675,6 +803,9 @@ mod tests {
         assert_eq!(t.available(), 8);
     }
 
+    /// Bytes per block of the ports below: frames of `n * B` bytes take `n` blocks.
+    const B: u64 = 64;
+
     const POLICY: UpdatePolicy = UpdatePolicy {
         period: Time(1000),
         threshold: Some(10),
@@ -686,13 +817,13 @@ mod tests {
     fn a_port_grants_from_a_resized_buffer() {
         let mut p = CreditPort::new(1, 64, 100, 100, POLICY);
         assert_eq!(p.promised(0), 100, "the handshake's grant");
-        p.on_received(0, 30);
+        p.on_received(0, 30 * B);
         assert_eq!(p.promised(0), 70);
         // Grown to 500 blocks: the next FCP grants 470 beyond the 30 held.
         p.set_capacity(0, 500);
         assert_eq!(p.send_fcp(0), (0, 500));
         assert_eq!(p.promised(0), 470);
-        p.on_freed(Time(0), 0, 30);
+        p.on_freed(Time(0), 0, 30 * B);
         // Shrunk to what it promised: nothing more to grant.
         p.set_capacity(0, 470);
         assert_eq!(p.send_fcp(0), (0, 500));
@@ -705,10 +836,10 @@ mod tests {
         assert_eq!(p.blocks(1500), 24);
         assert_eq!(p.tx(1).available(), 50);
         assert_eq!(p.poll_timeout(), None, "a link at rest sends nothing");
-        assert!(!p.on_received(0, 20));
+        assert!(!p.on_received(0, 20 * B));
         // Receiving alone changes no FCCL (ABR up, free down).
-        assert_eq!(p.on_freed(Time(10), 0, 5), Update::ArmTimer(Time(1010)));
-        assert_eq!(p.on_freed(Time(20), 0, 5), Update::Pending);
+        assert_eq!(p.on_freed(Time(10), 0, 5 * B), Update::ArmTimer(Time(1010)));
+        assert_eq!(p.on_freed(Time(20), 0, 5 * B), Update::Pending);
         assert_eq!(p.handle_timeout(Time(1009)), (0, None), "not due");
         assert_eq!(
             p.handle_timeout(Time(1010)),
@@ -751,17 +882,17 @@ mod tests {
     #[test]
     fn each_vl_keeps_its_own_deadline() {
         let mut p = CreditPort::new(2, 64, 100, 50, POLICY);
-        assert_eq!(p.on_sent(Time(0), 1, 3), Update::ArmTimer(Time(1000)));
+        assert_eq!(p.on_sent(Time(0), 1, 3 * B), Update::ArmTimer(Time(1000)));
         // VL 0's first change comes later: its deadline is its own, the timer stays.
-        assert!(!p.on_received(0, 5));
-        assert_eq!(p.on_freed(Time(500), 0, 5), Update::Pending);
+        assert!(!p.on_received(0, 5 * B));
+        assert_eq!(p.on_freed(Time(500), 0, 5 * B), Update::Pending);
         assert_eq!(p.handle_timeout(Time(1000)), (0b10, Some(Time(1500))));
         assert!(p.queue_fcp(1));
         p.send_fcp(1);
         assert_eq!(p.handle_timeout(Time(1500)), (0b01, None));
         assert_eq!(p.poll_timeout(), None);
         // A VL whose FCP went at once (threshold) has nothing left due.
-        assert_eq!(p.on_sent(Time(1600), 1, 1), Update::ArmTimer(Time(2600)));
+        assert_eq!(p.on_sent(Time(1600), 1, B), Update::ArmTimer(Time(2600)));
         assert!(p.queue_fcp(1));
         p.send_fcp(1);
         assert_eq!(p.handle_timeout(Time(2600)), (0, None));
@@ -770,21 +901,25 @@ mod tests {
     #[test]
     fn a_port_sends_at_once_past_the_threshold() {
         let mut p = CreditPort::new(1, 64, 100, 100, POLICY);
-        assert!(!p.on_received(0, 30));
-        assert_eq!(p.on_freed(Time(0), 0, 10), Update::ArmTimer(Time(1000)));
-        assert_eq!(p.on_freed(Time(1), 0, 1), Update::SendNow, "11 > 10");
+        assert!(!p.on_received(0, 30 * B));
+        assert_eq!(p.on_freed(Time(0), 0, 10 * B), Update::ArmTimer(Time(1000)));
+        assert_eq!(p.on_freed(Time(1), 0, B), Update::SendNow, "11 > 10");
         p.queue_fcp(0);
         p.send_fcp(0);
-        assert_eq!(p.on_freed(Time(2), 0, 9), Update::Pending, "counted anew");
+        assert_eq!(
+            p.on_freed(Time(2), 0, 9 * B),
+            Update::Pending,
+            "counted anew"
+        );
     }
 
     #[test]
     fn a_port_reports_an_overflow() {
         let mut p = CreditPort::new(1, 64, 4, 4, POLICY);
-        assert!(!p.on_received(0, 4));
-        assert!(p.on_received(0, 1));
+        assert!(!p.on_received(0, 4 * B));
+        assert!(p.on_received(0, B));
         let mut host = CreditPort::new(1, 64, UNLIMITED, 4, POLICY);
-        assert!(!host.on_received(0, 2000));
+        assert!(!host.on_received(0, 2000 * B));
         // ABR 2000 plus the most a transmitter may have outstanding.
         assert_eq!(host.send_fcp(0).1, 4048);
     }
@@ -793,9 +928,9 @@ mod tests {
     fn an_fcp_updates_both_halves() {
         let mut p = CreditPort::new(1, 64, 100, 4, POLICY);
         assert!(p.tx_mut(0).may_send(Time(0), 4));
-        assert_eq!(p.on_sent(Time(0), 0, 4), Update::ArmTimer(Time(1000)));
+        assert_eq!(p.on_sent(Time(0), 0, 4 * B), Update::ArmTimer(Time(1000)));
         assert!(!p.tx_mut(0).may_send(Time(5), 1));
-        assert!(!p.on_received(0, 3));
+        assert!(!p.on_received(0, 3 * B));
         assert_eq!(p.tx(0).last_block(), Some((Time(5), Time::MAX)));
         assert_eq!(p.tx(0).latest_until(), Time::MAX);
         assert!(p.on_fcp(Time(9), 0, 7, 8), "the limit lifts the block");

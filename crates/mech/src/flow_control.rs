@@ -71,8 +71,7 @@ impl LinkFlowControl {
                 }
             }
             LinkFlowControl::Credit(c) => {
-                let blocks = c.blocks(bytes());
-                if c.tx_mut(class).may_send(now, blocks) {
+                if c.may_send(now, class, bytes()) {
                     Gate::Open
                 } else {
                     Gate::UntilSignal
@@ -88,13 +87,10 @@ impl LinkFlowControl {
     pub fn on_sent(&mut self, now: Time, class: u8, bytes: u64) -> Option<Time> {
         match self {
             LinkFlowControl::Pfc(_) => None,
-            LinkFlowControl::Credit(c) => {
-                let blocks = c.blocks(bytes);
-                match c.on_sent(now, class, blocks) {
-                    Update::ArmTimer(t) => Some(t),
-                    Update::SendNow | Update::Pending => None,
-                }
-            }
+            LinkFlowControl::Credit(c) => match c.on_sent(now, class, bytes) {
+                Update::ArmTimer(t) => Some(t),
+                Update::SendNow | Update::Pending => None,
+            },
         }
     }
 

@@ -61,13 +61,12 @@ impl Simulation {
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
-        let blocks = c.blocks(u64::from(bytes));
         let room = self.credit_room;
         let full = |c: &headroom_mech::credit::CreditPort| {
             c.rx(vl).held().saturating_add(room) > c.capacity(vl)
         };
         let was_full = full(c);
-        let overflow = c.on_received(vl, blocks);
+        let overflow = c.on_received(vl, u64::from(bytes));
         if !was_full && full(c) {
             // The VL buffer has no room for another largest frame: its transmitter may wait
             // from now on. Blame an egress, as an XOFF decision does.
@@ -97,9 +96,8 @@ impl Simulation {
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
-        let blocks = c.blocks(u64::from(bytes));
-        match c.on_freed(now, vl, blocks) {
-            Update::SendNow => self.queue_fcp(port, vl),
+        match c.on_freed(now, vl, u64::from(bytes)) {
+            Update::SendNow => self.queue_fcp_and_wake(port, vl),
             Update::ArmTimer(t) => self.schedule(t, Event::CreditUpdate { port }),
             Update::Pending => {}
         }
@@ -123,22 +121,36 @@ impl Simulation {
         if let Some(t) = next {
             self.schedule(t, Event::CreditUpdate { port });
         }
+        let mut queued = false;
         while due != 0 {
             let vl = due.trailing_zeros() as u8;
             due &= due - 1;
-            self.queue_fcp(port, vl);
+            queued |= self.queue_fcp(port, vl);
+        }
+        if queued {
+            // An event of its own: the port sends now if it is idle (no wake-up event),
+            // else asks to be woken when its frame ends.
+            self.try_send(port);
         }
     }
 
-    /// Queues the FCP of `vl` on `port` unless one waits already.
-    fn queue_fcp(&mut self, port: u32, vl: u8) {
+    /// Queues the FCP of `vl` on `port` unless one waits already, and has the port look
+    /// again (by a wake-up: this may run in the middle of a dequeue on this very port).
+    fn queue_fcp_and_wake(&mut self, port: u32, vl: u8) {
+        if self.queue_fcp(port, vl) {
+            self.wake_when_free(port);
+        }
+    }
+
+    /// Queues the FCP of `vl` on `port` unless one waits already; returns whether it did.
+    fn queue_fcp(&mut self, port: u32, vl: u8) -> bool {
         let p = &mut self.ports[port as usize];
         let up = p.up;
         let Some(c) = p.fc.credit_mut() else {
-            return;
+            return false;
         };
         if !up || !c.queue_fcp(vl) {
-            return;
+            return false;
         }
         let mut pk = Packet::new(Kind::Fcp);
         pk.prio = vl;
@@ -147,8 +159,14 @@ impl Simulation {
         self.ports[port as usize]
             .ctrl
             .push_back(&mut self.arena, idx);
-        // Not `try_send`: this may run in the middle of a dequeue on this very port.
-        self.schedule_wake(port, self.now);
+        true
+    }
+
+    /// Wakes `port` as soon as its wire is free: now if idle, else when its frame ends (a
+    /// wake-up before that would only ask for this one).
+    fn wake_when_free(&mut self, port: u32) {
+        let t = self.now.max(self.ports[port as usize].busy_until);
+        self.schedule_wake(port, t);
     }
 
     /// The FCP `pkt` leaves `port` now: it carries the port's values of this moment (on a
@@ -232,7 +250,6 @@ impl Simulation {
             let episode = c.tx(vl).last_block();
             // ... and its end, with the queue's length at it.
             self.report_pauses(port, 1 << vl);
-            self.schedule_wake(port, now);
             if let Ok(culprit) = u16::try_from(pk.payload) {
                 self.judge_credit_wait(port, vl, culprit);
             }
@@ -247,6 +264,8 @@ impl Simulation {
                     vl,
                 });
             }
+            // An event of its own (an arrival): the port may send at once.
+            self.try_send(port);
         }
     }
 

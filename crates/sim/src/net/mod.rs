@@ -361,6 +361,13 @@ impl Simulation {
             flows.push(flow);
         }
 
+        let mut arena = if cfg.host.cc.int_multi().is_some() {
+            Arena::with_int()
+        } else {
+            Arena::default()
+        };
+        let buffered = switches.iter().map(Switch::buffer_bytes).sum();
+        arena.reserve(Arena::reservation(buffered, ports.len()));
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: CalendarQueue::default(),
@@ -373,11 +380,7 @@ impl Simulation {
             routes,
             link_up: vec![true; topo.links.len()],
             link_ports,
-            arena: if cfg.host.cc.int_multi().is_some() {
-                Arena::with_int()
-            } else {
-                Arena::default()
-            },
+            arena,
             red,
             int_multi: cfg.host.cc.int_multi(),
             rng_errors: (0..n_ports)

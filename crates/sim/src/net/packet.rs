@@ -214,6 +214,32 @@ impl Arena {
         }
     }
 
+    /// The packets to reserve for a network whose switches buffer `buffer_bytes` in all and
+    /// which has `ports` ports: one per KiB of switch buffer plus 64 per port (frames on the
+    /// wire, control frames), between 4,096 and 2^20 (64 MiB of address space).
+    pub fn reservation(buffer_bytes: u64, ports: usize) -> usize {
+        let per_port = u64::try_from(ports).unwrap_or(u64::MAX).saturating_mul(64);
+        let packets = (buffer_bytes / 1024).saturating_add(per_port);
+        packets.clamp(1 << 12, 1 << 20) as usize
+    }
+
+    /// Reserves address space for `slots` packets without touching it.
+    ///
+    /// Growing by doubling would copy the packets into a new block while the old one is
+    /// still held (over-aligned blocks are never moved in place), a transient of three times
+    /// the arena's size in resident memory. Address space reserved up front is resident only
+    /// once packets are written to it. A reservation the system refuses is skipped: the
+    /// arena then grows by doubling.
+    pub fn reserve(&mut self, slots: usize) {
+        if self.slots.try_reserve_exact(slots).is_err() {
+            return;
+        }
+        let _ = self.free.try_reserve_exact(slots);
+        if self.with_int {
+            let _ = self.int.try_reserve_exact(slots);
+        }
+    }
+
     /// Whether packets carry INT stacks.
     pub fn has_int(&self) -> bool {
         self.with_int
@@ -294,6 +320,28 @@ mod tests {
     #[test]
     fn packet_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<Packet>(), 64);
+    }
+
+    /// A reserved arena never moves its packets while it stays within the reservation; the
+    /// reservation grows with the switches' buffers and ports, within its bounds.
+    #[test]
+    fn a_reserved_arena_does_not_move() {
+        assert_eq!(Arena::reservation(0, 1), 1 << 12);
+        assert_eq!(Arena::reservation(32 << 20, 100), 32 * 1024 + 6400);
+        assert_eq!(Arena::reservation(u64::MAX, usize::MAX), 1 << 20);
+        let mut arena = Arena::with_int();
+        arena.reserve(10_000);
+        let first = arena.alloc(Packet::new(Kind::Data));
+        let at = std::ptr::from_ref(arena.get(first));
+        for _ in 1..10_000 {
+            arena.alloc(Packet::new(Kind::Ack));
+        }
+        assert!(
+            std::ptr::eq(at, arena.get(first)),
+            "moved within the reservation"
+        );
+        assert_eq!(arena.capacity_used(), 10_000);
+        assert!(arena.int(9_999).is_some());
     }
 
     #[test]
