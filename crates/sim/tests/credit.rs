@@ -343,6 +343,30 @@ fn an_incast_shares_the_buffer_by_the_dynamic_threshold() {
     assert!(shared.switches[0].peak_bytes < 16 << 20);
 }
 
+/// With static VL buffers an egress queue holds at most what the ingress VLs feeding it
+/// hold: 4 × 64 KiB stays below RED's Kmin at 100 Gb/s (400 KB), so DCQCN never gets a mark.
+/// Shared grants let the queue grow past Kmin, and DCQCN is marked and slows down.
+#[test]
+fn static_vl_buffers_keep_queues_below_the_marking_threshold() {
+    let run = |grant: CreditGrant| {
+        let mut cfg = incast(4, 1 << 20);
+        cfg.fabric.credit.vl_buffer = 64 << 10;
+        cfg.fabric.credit.grant = grant;
+        let r = run_checked(cfg, Time::from_us(20));
+        assert_lossless(&r, "4:1 incast with DCQCN");
+        let marked: u64 = r.marking.iter().map(|m| m.totals.ce_marked).sum();
+        let peak = r.switches[0].peak_bytes;
+        (marked, peak)
+    };
+    let kmin = headroom_mech::ecn::RedConfig::scaled(RATE).kmin;
+    let (marked, peak) = run(CreditGrant::Static);
+    assert_eq!(marked, 0, "static: the switch held at most {peak} B");
+    assert!(peak <= 4 * (64 << 10), "{peak}");
+    let (marked, peak) = run(CreditGrant::Shared);
+    assert!(marked > 0, "shared: the switch held {peak} B");
+    assert!(peak > kmin, "{peak} <= Kmin {kmin}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
