@@ -857,6 +857,12 @@ impl Simulation {
                     );
                     self.drop_packet(pkt, "link_down");
                 }
+                // The head may have been one of them: the scheduler reads when the new one
+                // is complete from the port.
+                let p = &mut self.ports[gp];
+                if let Some(head) = p.queues[q].fifo.front() {
+                    p.head_ready[q] = self.arena.get(head).ready_at;
+                }
             }
         }
     }
