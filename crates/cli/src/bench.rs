@@ -63,9 +63,10 @@ pub struct BenchArgs {
     /// How credit switches size a VL's receive buffer: shared (the 128 KiB reserved plus
     /// what the dynamic threshold grants from the shared buffer, as the PFC run's switches
     /// share theirs) or static (the 128 KiB only: the egress queues then stay below the
-    /// config's ECN thresholds, DCQCN gets no marks and the fabric backs up).
-    #[arg(long, value_parser = ["shared", "static"], default_value = "shared")]
-    credit_grant: String,
+    /// config's ECN thresholds, DCQCN gets no marks and the fabric backs up). Default:
+    /// shared. Only with `--flow-control credit`.
+    #[arg(long, value_parser = ["shared", "static"])]
+    credit_grant: Option<String>,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -77,6 +78,11 @@ pub struct BenchArgs {
 
 /// Runs `headroom bench`.
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if a.flow_control != "credit" && a.credit_grant.is_some() {
+        return Err(miette!(
+            "--credit-grant: applies to credit links only; add --flow-control credit"
+        ));
+    }
     let load_start = Instant::now();
     let path = a
         .hpcc_config
@@ -98,8 +104,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .map_err(|reason| miette!("--detector {}: {reason}", a.detector))?;
     if a.flow_control == "credit" {
         run.config.fabric.kind = FlowControlKind::Credit;
-        run.config.fabric.credit.grant = match a.credit_grant.as_str() {
-            "static" => CreditGrant::Static,
+        run.config.fabric.credit.grant = match a.credit_grant.as_deref() {
+            Some("static") => CreditGrant::Static,
             _ => CreditGrant::Shared,
         };
         run.config

@@ -377,15 +377,13 @@ fn credit_waits_are_logged_summarised_and_plotted() {
     assert!(!out.join("pfc_timeline.png").exists());
 }
 
-/// Victim waits: on the TCD micro-benchmark's credit fabric, SW0's port to SW1 (P2) waits
-/// for credit because SW1's VL buffer filled with the bursts for host 3, while it holds the
-/// victim flow to host 2: most of its waits are victim waits (65 of 84; the others end
-/// with credit from a buffer that never filled to its last frame), and no other port's is.
-#[test]
-fn a_port_starved_for_another_egress_waits_as_a_victim() {
+/// Runs `examples/credit/<name>` without plots into `run/` of a fresh directory; returns
+/// the directory and its `summary.json`.
+fn run_example(name: &str) -> (tempfile::TempDir, serde_json::Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/credit/tcd-micro-single.toml");
+        .join("../../examples/credit")
+        .join(name);
     let o = headroom(
         &[
             "run",
@@ -397,11 +395,21 @@ fn a_port_starved_for_another_egress_waits_as_a_victim() {
         ],
         dir.path(),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let summary: serde_json::Value = serde_json::from_slice(
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    let summary = serde_json::from_slice(
         &std::fs::read(dir.path().join("run/summary.json")).expect("summary"),
     )
     .expect("json");
+    (dir, summary)
+}
+
+/// Victim waits: on the TCD micro-benchmark's credit fabric, SW0's port to SW1 (P2) waits
+/// for credit because SW1's VL buffer filled with the bursts for host 3, while it holds the
+/// victim flow to host 2: most of its waits are victim waits (65 of 84; the others end
+/// with credit from a buffer that never filled to its last frame), and no other port's is.
+#[test]
+fn a_port_starved_for_another_egress_waits_as_a_victim() {
+    let (_dir, summary) = run_example("tcd-micro-single.toml");
     let ports = summary["credit"]["ports"].as_array().expect("ports");
     let victims: Vec<(u64, u64, u64, u64)> = ports
         .iter()
@@ -424,25 +432,7 @@ fn a_port_starved_for_another_egress_waits_as_a_victim() {
 /// for credit and never see a PAUSE, the PFC side pauses, nothing is dropped.
 #[test]
 fn the_mixed_fabric_example_holds_each_side_its_own_way() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/credit/mixed-fabric.toml");
-    let o = headroom(
-        &[
-            "run",
-            scenario.to_str().expect("utf-8"),
-            "--out",
-            "run",
-            "--no-plots",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("run/summary.json")).expect("summary"),
-    )
-    .expect("json");
+    let (dir, s) = run_example("mixed-fabric.toml");
     assert_eq!(s["config"]["flow_control"], "mixed");
     assert_eq!(s["flows"]["finished"], 4);
     assert_eq!(s["drops"]["total"], 0, "{}", s["drops"]);

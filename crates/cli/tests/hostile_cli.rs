@@ -196,6 +196,8 @@ const CASES: &[(&str, Option<&str>)] = &[
         ("bench --hpcc-config garbage.bin", None),
         ("bench --hpcc-config cc10.txt", None),
         ("bench --threads 0", None),
+        ("bench --credit-grant static", Some("--flow-control credit")),
+        ("bench --flow-control credit --credit-grant none", None),
         // sonic plan / show / diff / config.
         ("sonic plan --config-db missing.json", None),
         ("sonic plan --config-db dir", None),

@@ -424,11 +424,6 @@ impl CreditPort {
         &self.lanes[usize::from(vl)].tx
     }
 
-    /// The transmitter of `vl`, to ask or charge.
-    pub fn tx_mut(&mut self, vl: u8) -> &mut VlTransmitter {
-        &mut self.lanes[usize::from(vl)].tx
-    }
-
     /// The receiver of `vl`.
     pub fn rx(&self, vl: u8) -> &VlReceiver {
         &self.lanes[usize::from(vl)].rx
@@ -927,9 +922,9 @@ mod tests {
     #[test]
     fn an_fcp_updates_both_halves() {
         let mut p = CreditPort::new(1, 64, 100, 4, POLICY);
-        assert!(p.tx_mut(0).may_send(Time(0), 4));
+        assert!(p.may_send(Time(0), 0, 4 * B));
         assert_eq!(p.on_sent(Time(0), 0, 4 * B), Update::ArmTimer(Time(1000)));
-        assert!(!p.tx_mut(0).may_send(Time(5), 1));
+        assert!(!p.may_send(Time(5), 0, B));
         assert!(!p.on_received(0, 3 * B));
         assert_eq!(p.tx(0).last_block(), Some((Time(5), Time::MAX)));
         assert_eq!(p.tx(0).latest_until(), Time::MAX);

@@ -841,13 +841,14 @@ impl Simulation {
                     .remove_where(&mut self.arena, |pk| {
                         pk.in_port == in_local && pk.ready_at > now
                     });
+                if !removed.is_empty() {
+                    // The head may have been one of them; the port must say so before the
+                    // releases below can set off a transmission.
+                    self.ports[gp].head_removed(q, &self.arena);
+                }
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
-                    let p = &mut self.ports[gp];
-                    p.queues[q].bytes -= pk.size;
-                    if p.queues[q].fifo.is_empty() {
-                        p.nonempty &= !(1 << q);
-                    }
+                    self.ports[gp].queues[q].bytes -= pk.size;
                     self.switch_release(
                         s,
                         (pk.in_port, pk.prio),
@@ -856,12 +857,6 @@ impl Simulation {
                         pk.placement,
                     );
                     self.drop_packet(pkt, "link_down");
-                }
-                // The head may have been one of them: the scheduler reads when the new one
-                // is complete from the port.
-                let p = &mut self.ports[gp];
-                if let Some(head) = p.queues[q].fifo.front() {
-                    p.head_ready[q] = self.arena.get(head).ready_at;
                 }
             }
         }

@@ -191,6 +191,16 @@ impl Port {
             refresh_pending: [Time::MAX; PRIORITIES + 1],
         }
     }
+
+    /// Queue `q` lost its head (sent or dropped): note when the new head is complete, or
+    /// that the queue is empty.
+    #[inline]
+    pub(super) fn head_removed(&mut self, q: usize, arena: &Arena) {
+        match self.queues[q].fifo.front() {
+            Some(head) => self.head_ready[q] = arena.get(head).ready_at,
+            None => self.nonempty &= !(1 << q),
+        }
+    }
 }
 
 /// The `prio` of a `PfcRefresh` event that refreshes a port-level pause.
@@ -445,10 +455,7 @@ impl Simulation {
         let size = self.arena.get(pkt).size;
         eq.bytes -= size;
         let qlen = u64::from(eq.bytes);
-        match eq.fifo.front() {
-            Some(head) => p.head_ready[q] = self.arena.get(head).ready_at,
-            None => p.nonempty &= !(1 << q),
-        }
+        p.head_removed(q, &self.arena);
         let local = p.local;
         if let Some(multi) = self.int_multi {
             if self.arena.get(pkt).kind == Kind::Data {
