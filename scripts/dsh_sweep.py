@@ -9,6 +9,10 @@
                                                      by start time (bins of BIN_MS, default
                                                      5), per scheme, with DSH / SIH: whether
                                                      the fabric was in a steady state
+  dsh_sweep.py queues POINT                          mean bytes queued per egress port by
+                                                     tier (leaf to host, leaf to spine,
+                                                     spine to leaf), per scheme; needs a run
+                                                     with [output] sample_interval
 """
 import csv
 import json
@@ -202,6 +206,45 @@ def by_start(point, bin_ms=5.0):
         print(f"| {b * bin_ms:g}-{(b + 1) * bin_ms:g} | {kind} | " + " | ".join(cells) + " |")
 
 
+def queues(point):
+    """Mean bytes in each egress port's queues over the samples, by tier of the port.
+
+    A port's tier comes from the node at its other end (marks.csv names it): a switch with a
+    host behind a port is a leaf."""
+    print(f"{point}: mean bytes queued per egress port, KB (samples of queues.csv)")
+    print("| scheme | leaf to spine | spine to leaf | leaf to host | samples |")
+    print("|---|---|---|---|---|")
+    for scheme in SCHEMES:
+        run = os.path.join(point, scheme)
+        if not os.path.exists(os.path.join(run, "queues.csv")):
+            continue
+        hosts = json.load(open(os.path.join(run, "summary.json")))["config"]["hosts"]
+        peers = {}
+        for r in csv.DictReader(open(os.path.join(run, "marks.csv"))):
+            peers[(int(r["node"]), int(r["port"]))] = int(r["peer"])
+        leaves = {node for (node, _), peer in peers.items() if peer < hosts}
+
+        def tier(node, port):
+            if node not in leaves:
+                return "spine to leaf"
+            return "leaf to host" if peers[(node, port)] < hosts else "leaf to spine"
+
+        ports, queued, times = {}, {}, set()
+        for key in peers:
+            ports[tier(*key)] = ports.get(tier(*key), 0) + 1
+        for r in csv.DictReader(open(os.path.join(run, "queues.csv"))):
+            key = (int(r["node"]), int(r["port"]))
+            if key not in peers:
+                sys.exit(f"{run}/queues.csv: port {key} never sent data (marks.csv)")
+            times.add(r["time_ns"])
+            queued[tier(*key)] = queued.get(tier(*key), 0) + int(r["bytes"])
+        if not times:
+            sys.exit(f"{run}/queues.csv: no samples")
+        cells = [f"{queued.get(t, 0) / len(times) / ports[t] / 1e3:.0f}" if t in ports else ""
+                 for t in ("leaf to spine", "spine to leaf", "leaf to host")]
+        print(f"| {scheme.upper()} | " + " | ".join(cells) + f" | {len(times)} |")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 6 and sys.argv[1] == "scenario":
         scenario(*sys.argv[2:6])
@@ -209,5 +252,7 @@ if __name__ == "__main__":
         summary(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "by-start":
         by_start(sys.argv[2], *(float(a) for a in sys.argv[3:]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "queues":
+        queues(sys.argv[2])
     else:
         sys.exit(__doc__)
