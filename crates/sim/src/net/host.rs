@@ -23,6 +23,7 @@ use headroom_mech::ecn::Mark;
 use headroom_mech::flow_control::Gate;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
 
 /// Bytes of an ACK's headers (Ethernet 14, IPv4 20, ACK 12): with an INT stack, an ACK is
 /// at least these plus the stack, as in the ns-3 HPCC simulator.
@@ -36,7 +37,12 @@ pub struct Host {
     /// Global index of the NIC port.
     pub port: u32,
     /// Flows with data to send or acknowledgements to wait for, in round-robin order.
+    /// Changed only through [`Host::push_entry`], [`Host::set_entry`] and
+    /// [`Host::remove_entry`], which keep `unheld` with it.
     pub active: Vec<NicEntry>,
+    /// Per class, the entries of `active` that are not held: a NIC whose classes with such
+    /// entries are all paused knows it has nothing to send without a pass over `active`.
+    unheld: [u32; PRIORITIES],
     rr: usize,
     /// NIC receive buffer occupancy (bytes) as of `rx_at`.
     rx_bytes: u64,
@@ -54,6 +60,7 @@ impl Host {
             node,
             port,
             active: Vec::new(),
+            unheld: [0; PRIORITIES],
             rr: 0,
             rx_bytes: 0,
             rx_at: Time::ZERO,
@@ -78,6 +85,50 @@ pub struct NicEntry {
     class: u8,
     held: bool,
     next_avail: Time,
+}
+
+impl NicEntry {
+    /// The class its frames leave in.
+    pub fn class(&self) -> u8 {
+        self.class
+    }
+}
+
+impl Host {
+    /// Appends `e` to the active list (the end of the round robin).
+    fn push_entry(&mut self, e: NicEntry) {
+        self.unheld[usize::from(e.class)] += u32::from(!e.held);
+        self.active.push(e);
+    }
+
+    /// Replaces the entry in `slot` by `e` (the same flow).
+    fn set_entry(&mut self, slot: usize, e: NicEntry) {
+        let old = std::mem::replace(&mut self.active[slot], e);
+        self.unheld[usize::from(old.class)] -= u32::from(!old.held);
+        self.unheld[usize::from(e.class)] += u32::from(!e.held);
+    }
+
+    /// Removes the entry in `slot`, keeping the others' order, and returns it.
+    fn remove_entry(&mut self, slot: usize) -> NicEntry {
+        let old = self.active.remove(slot);
+        self.unheld[usize::from(old.class)] -= u32::from(!old.held);
+        old
+    }
+
+    /// `unheld` counts what `active` holds.
+    pub(super) fn check_unheld(&self) -> Result<(), String> {
+        let mut counted = [0u32; PRIORITIES];
+        for e in self.active.iter().filter(|e| !e.held) {
+            counted[usize::from(e.class)] += 1;
+        }
+        if counted != self.unheld {
+            return Err(format!(
+                "host {}: flows that may send per class {:?} != counted {counted:?}",
+                self.node, self.unheld
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `Simulation::nic_slot` of a flow that is not on its NIC's active list.
@@ -267,7 +318,7 @@ impl Simulation {
         let h = fl.src_host as usize;
         let entry = fl.nic_entry();
         self.nic_slot[f as usize] = self.hosts[h].active.len() as u32;
-        self.hosts[h].active.push(entry);
+        self.hosts[h].push_entry(entry);
         let port = self.hosts[h].port;
         self.try_send(port);
     }
@@ -281,6 +332,32 @@ impl Simulation {
         let n = host.active.len();
         let mut wake = Time::MAX;
         let pacing = self.cfg.host.pacing;
+        // On a PFC link a class's gate does not depend on the frame: when every class with
+        // a flow that may send is paused, nothing can go, and the pass below would only
+        // gather the pauses' ends, one per class.
+        if self.ports[port as usize].fc.pfc().is_some() {
+            let mut open = false;
+            for class in 0..PRIORITIES as u8 {
+                if host.unheld[usize::from(class)] == 0 {
+                    continue;
+                }
+                match self.ports[port as usize].fc.gate(now, class, || 0) {
+                    Gate::Open => {
+                        open = true;
+                        break;
+                    }
+                    Gate::Until(t) => wake = wake.min(t),
+                    Gate::UntilSignal => {}
+                }
+            }
+            if !open {
+                if wake < Time::MAX {
+                    self.schedule_wake(port, wake);
+                }
+                return None;
+            }
+            wake = Time::MAX;
+        }
         for k in 0..n {
             // `rr < n` and `k < n`: one subtraction instead of a division, except in the
             // (impossible) case of a stale pointer.
@@ -665,9 +742,9 @@ impl Simulation {
             // A flow is acknowledged only after it started, and finishes once (`finish`).
             debug_assert_ne!(slot, NOT_ACTIVE, "flow {f} finished without being active");
             let i = slot as usize;
-            let active = &mut self.hosts[host].active;
             // The order is the round robin's: keep it (no swap_remove).
-            active.remove(i);
+            self.hosts[host].remove_entry(i);
+            let active = &self.hosts[host].active;
             for (j, e) in active.iter().enumerate().skip(i) {
                 self.nic_slot[e.flow as usize] = j as u32;
             }
@@ -747,7 +824,41 @@ impl Simulation {
         let slot = self.nic_slot[f as usize];
         if slot != NOT_ACTIVE {
             let fl = &self.flows[f as usize];
-            self.hosts[fl.src_host as usize].active[slot as usize] = fl.nic_entry();
+            self.hosts[fl.src_host as usize].set_entry(slot as usize, fl.nic_entry());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(flow: u32, class: u8, held: bool) -> NicEntry {
+        NicEntry {
+            flow,
+            class,
+            held,
+            next_avail: Time::ZERO,
+        }
+    }
+
+    #[test]
+    fn unheld_counts_follow_every_change_of_the_active_list() {
+        let mut h = Host::new(0, 0);
+        h.push_entry(entry(0, 3, false));
+        h.push_entry(entry(1, 3, true));
+        h.push_entry(entry(2, 5, false));
+        assert_eq!((h.unheld[3], h.unheld[5]), (1, 1));
+        h.set_entry(1, entry(1, 3, false));
+        assert_eq!(h.unheld[3], 2);
+        h.set_entry(0, entry(0, 3, true));
+        assert_eq!(h.unheld[3], 1);
+        assert_eq!(h.remove_entry(2).flow, 2);
+        assert_eq!(h.unheld, [0, 0, 0, 1, 0, 0, 0, 0]);
+        h.check_unheld().expect("counts match");
+        assert_eq!(h.active.iter().map(|e| e.flow).collect::<Vec<_>>(), [0, 1]);
+        // A list changed behind the methods' back is caught.
+        h.active[1].held = true;
+        assert!(h.check_unheld().is_err());
     }
 }
