@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$bin" ]; then
   cargo build --release --locked -q -p headroom
-  bin="$PWD/target/release/headroom"
+  bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
 fi
 mkdir -p "$out/scenarios"
 for cc in $ccs; do

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 peers="$(cd "${1:-../shared/peers/ns3-hpcc}" && pwd)"
 cargo build --release --locked -q -p headroom
-bin="$PWD/target/release/headroom"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 ln -s "$PWD/data/topologies/hpcc_fat_320.txt" "$work/fat.txt"

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q -p headroom
-bin="$PWD/target/release/headroom"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
 seed="${1:-6}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-3}"
 cargo build --release --locked -q -p headroom
-bin="$PWD/target/release/headroom"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
 work="$(mktemp -d)"
 trap 'kill "${load_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
