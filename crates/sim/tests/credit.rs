@@ -367,6 +367,47 @@ fn static_vl_buffers_keep_queues_below_the_marking_threshold() {
     assert!(peak > kmin, "{peak} <= Kmin {kmin}");
 }
 
+/// A VL buffer whose blocks cannot hold the largest frame is refused with the reason, in
+/// both grant modes: under shared grants the reservation counts every 64-byte block as a
+/// whole 80-byte cell, so 1,100 bytes (14 cells) hold 14 blocks, not the 17 a 1,048-byte
+/// frame needs (the link used to stall at its first frame); statically 1,050 bytes hold 16.
+#[test]
+fn a_vl_buffer_that_holds_no_frame_in_blocks_is_refused() {
+    for (grant, buffer, held) in [
+        (CreditGrant::Shared, 1_100, 14),
+        (CreditGrant::Static, 1_050, 16),
+    ] {
+        let mut cfg = incast(1, 1_000);
+        cfg.switch.cell_bytes = 80;
+        cfg.fabric.credit.vls = 1;
+        cfg.fabric.credit.grant = grant;
+        cfg.fabric.credit.vl_buffer = buffer;
+        cfg.host.ack_prio = 0;
+        cfg.host.ack_pause_class = 0;
+        cfg.flows[0].prio = 0;
+        let Err(e) = Simulation::new(cfg) else {
+            panic!("{grant:?} VL buffer of {buffer} bytes accepted");
+        };
+        let e = e.to_string();
+        assert!(e.contains("fabric.credit.vl_buffer"), "{e}");
+        assert!(e.contains(&format!("{held} blocks of 64 bytes")), "{e}");
+        assert!(e.contains("needs 17"), "{e}");
+    }
+    // The same buffer with static credits holds the frame and the flow finishes.
+    let mut cfg = incast(1, 1_000);
+    cfg.switch.cell_bytes = 80;
+    cfg.fabric.credit.vls = 1;
+    cfg.fabric.credit.vl_buffer = 1_100;
+    cfg.host.ack_prio = 0;
+    cfg.host.ack_pause_class = 0;
+    cfg.flows[0].prio = 0;
+    cfg.host.cc = CcConfig::None;
+    assert_lossless(
+        &run_checked(cfg, Time::from_us(7)),
+        "1,100-byte static VL buffer",
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -396,6 +437,12 @@ proptest! {
         cfg.host.ack_pause_class = vls - 1;
         for f in &mut cfg.flows {
             f.prio %= vls;
+        }
+        // Shared grants reserve whole cells per block: a buffer of one frame in bytes may
+        // hold less than one in blocks, and that must be refused, not left to stall.
+        if let Err(e) = Simulation::new(cfg.clone()) {
+            prop_assert!(shared && e.to_string().contains("fabric.credit.vl_buffer"), "{}", e);
+            return Ok(());
         }
         let r = run_checked(cfg, Time::from_us(7));
         prop_assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone));

@@ -295,16 +295,20 @@ fn case(seed: u64) -> Case {
         cfg.host.window = WindowConfig::for_algorithm(&cfg.host.cc);
         cfg.switch.ecn.point = EcnPoint::Dequeue;
     }
-    // Credit links in place of PFC (drawn last too): any VL buffer of at least one largest
-    // frame, 1-8 VLs, any update period and threshold; every priority, the lossy one
-    // included, maps to a VL (a credit VL is lossless).
+    // Credit links in place of PFC (drawn last too): any VL buffer that holds one largest
+    // frame in blocks, and in cells should the switches grant from their shared buffer
+    // (drawn below; each block counts as whole cells), 1-8 VLs, any update period and
+    // threshold; every priority, the lossy one included, maps to a VL (a credit VL is
+    // lossless).
     let mut credit = String::new();
     if rng.gen_bool(0.3) {
         let c = &mut cfg.fabric.credit;
         cfg.fabric.kind = FlowControlKind::Credit;
         c.vls = pick(&mut rng, &[1u8, 2, 4, 8]);
         let largest = cfg.host.largest_data_frame();
-        c.vl_buffer = largest + rng.gen_range(0..60_000);
+        let block = u64::from(c.block);
+        let block_bytes = block.max(block.div_ceil(u64::from(cell)) * u64::from(cell));
+        c.vl_buffer = largest.div_ceil(block) * block_bytes + rng.gen_range(0..60_000);
         c.update_period = Some(Time::from_ns(rng.gen_range(50..6_000)));
         c.update_threshold = rng.gen_bool(0.5).then(|| rng.gen_range(0..c.vl_buffer));
         for f in &mut cfg.flows {

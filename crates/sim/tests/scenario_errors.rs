@@ -860,7 +860,7 @@ fn credit_fabric_errors_name_their_field() {
     check(
         &format!("{credit}vl_buffer = \"1KiB\"\n"),
         "fabric.credit.vl_buffer",
-        "1024 bytes hold no largest frame (1048 bytes)",
+        "1024 bytes give a VL 16 blocks of 64 bytes; the largest frame (1048 bytes) needs 17",
         "\"1KiB\"",
     );
     // The incast's flows use priority 3: two VLs have none for it.

@@ -207,6 +207,7 @@ impl FabricConfig {
         &self,
         links: usize,
         largest_frame: u64,
+        cell: u32,
         prios: impl IntoIterator<Item = (String, u8)>,
     ) -> Result<(), ConfigError> {
         if !self.uses(links, FlowControlKind::Credit) {
@@ -224,13 +225,27 @@ impl FabricConfig {
         if c.block == 0 {
             return param("fabric.credit.block", "must be at least 1 byte".into());
         }
-        if c.vl_buffer < largest_frame {
+        // Credits count whole blocks, and a switch granting from its shared buffer starts
+        // with what its reservation holds in cells (each block as whole cells): the first
+        // frame must fit that, or the link never moves (nothing frees, no update goes).
+        let frame_blocks = largest_frame.div_ceil(u64::from(c.block));
+        let blocks = u64::from(c.vl_buffer_blocks(cell));
+        if blocks < frame_blocks {
+            let cells = match c.grant {
+                CreditGrant::Static => String::new(),
+                CreditGrant::Shared => format!(
+                    " (shared grants reserve {} cells of {cell} bytes and count a block as {} \
+                     whole cell(s))",
+                    c.vl_buffer_cells(cell),
+                    c.cells_per_block(cell)
+                ),
+            };
             return param(
                 "fabric.credit.vl_buffer",
                 format!(
-                    "{} bytes hold no largest frame ({largest_frame} bytes): no frame could \
-                     ever be sent",
-                    c.vl_buffer
+                    "{} bytes give a VL {blocks} blocks of {} bytes{cells}; the largest frame \
+                     ({largest_frame} bytes) needs {frame_blocks}: no frame could ever be sent",
+                    c.vl_buffer, c.block
                 ),
             );
         }

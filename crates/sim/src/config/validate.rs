@@ -165,7 +165,9 @@ impl SimConfig {
                 .enumerate()
                 .map(|(i, f)| (format!("flow {i}"), f.prio));
             let acks = std::iter::once(("host.ack_prio".to_string(), self.host.ack_prio));
-            self.fabric.validate(links, largest, flows.chain(acks))?;
+            let cell = self.switch.cell_bytes;
+            self.fabric
+                .validate(links, largest, cell, flows.chain(acks))?;
         }
         self.validate_switches()?;
         if self.stop_time.is_none() && self.flows.is_empty() {
