@@ -373,10 +373,7 @@ fn static_vl_buffers_keep_queues_below_the_marking_threshold() {
 /// frame needs (the link used to stall at its first frame); statically 1,050 bytes hold 16.
 #[test]
 fn a_vl_buffer_that_holds_no_frame_in_blocks_is_refused() {
-    for (grant, buffer, held) in [
-        (CreditGrant::Shared, 1_100, 14),
-        (CreditGrant::Static, 1_050, 16),
-    ] {
+    let one_flow_on_one_vl = |grant: CreditGrant, buffer: u64| {
         let mut cfg = incast(1, 1_000);
         cfg.switch.cell_bytes = 80;
         cfg.fabric.credit.vls = 1;
@@ -385,7 +382,14 @@ fn a_vl_buffer_that_holds_no_frame_in_blocks_is_refused() {
         cfg.host.ack_prio = 0;
         cfg.host.ack_pause_class = 0;
         cfg.flows[0].prio = 0;
-        let Err(e) = Simulation::new(cfg) else {
+        cfg.host.cc = CcConfig::None;
+        cfg
+    };
+    for (grant, buffer, held) in [
+        (CreditGrant::Shared, 1_100, 14),
+        (CreditGrant::Static, 1_050, 16),
+    ] {
+        let Err(e) = Simulation::new(one_flow_on_one_vl(grant, buffer)) else {
             panic!("{grant:?} VL buffer of {buffer} bytes accepted");
         };
         let e = e.to_string();
@@ -394,14 +398,7 @@ fn a_vl_buffer_that_holds_no_frame_in_blocks_is_refused() {
         assert!(e.contains("needs 17"), "{e}");
     }
     // The same buffer with static credits holds the frame and the flow finishes.
-    let mut cfg = incast(1, 1_000);
-    cfg.switch.cell_bytes = 80;
-    cfg.fabric.credit.vls = 1;
-    cfg.fabric.credit.vl_buffer = 1_100;
-    cfg.host.ack_prio = 0;
-    cfg.host.ack_pause_class = 0;
-    cfg.flows[0].prio = 0;
-    cfg.host.cc = CcConfig::None;
+    let cfg = one_flow_on_one_vl(CreditGrant::Static, 1_100);
     assert_lossless(
         &run_checked(cfg, Time::from_us(7)),
         "1,100-byte static VL buffer",

@@ -307,7 +307,7 @@ fn case(seed: u64) -> Case {
         c.vls = pick(&mut rng, &[1u8, 2, 4, 8]);
         let largest = cfg.host.largest_data_frame();
         let block = u64::from(c.block);
-        let block_bytes = block.max(block.div_ceil(u64::from(cell)) * u64::from(cell));
+        let block_bytes = block.max(u64::from(c.cells_per_block(cell) * cell));
         c.vl_buffer = largest.div_ceil(block) * block_bytes + rng.gen_range(0..60_000);
         c.update_period = Some(Time::from_ns(rng.gen_range(50..6_000)));
         c.update_threshold = rng.gen_bool(0.5).then(|| rng.gen_range(0..c.vl_buffer));

@@ -85,8 +85,10 @@ impl QueuedByIngress {
         }
     }
 
-    fn get(&self, out_local: u16, class: u8, in_local: u16) -> u32 {
-        self.bytes[self.index(out_local, class, in_local)]
+    /// Bytes of `class` that arrived on `in_local`, per egress port.
+    fn row(&self, class: u8, in_local: u16) -> &[u32] {
+        let start = self.index(0, class, in_local);
+        &self.bytes[start..start + self.ports]
     }
 }
 
@@ -225,18 +227,15 @@ impl Simulation {
     /// [`Self::culprit`] read from switch `s`'s table (which must be built).
     fn culprit_from_table(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
         let table = &self.switches[s as usize].queued_by_ingress;
-        if classes.is_power_of_two() {
-            // A pause of one class (the common case): one row of the table.
-            let start = table.index(0, classes.trailing_zeros() as u8, in_local);
-            let row = &table.bytes[start..start + table.ports];
-            return most_bytes(row.iter().map(|&b| u64::from(b)));
+        // One row per pausing class (one for a pause of one class, the common case).
+        let mut rows: [&[u32]; PRIORITIES] = [&[]; PRIORITIES];
+        let mut n = 0;
+        for class in (0..PRIORITIES as u8).filter(|c| classes & (1 << c) != 0) {
+            rows[n] = table.row(class, in_local);
+            n += 1;
         }
-        most_bytes((0..table.ports as u16).map(|out| {
-            (0..PRIORITIES as u8)
-                .filter(|c| classes & (1 << c) != 0)
-                .map(|c| u64::from(table.get(out, c, in_local)))
-                .sum()
-        }))
+        let rows = &rows[..n];
+        most_bytes((0..table.ports).map(|out| rows.iter().map(|row| u64::from(row[out])).sum()))
     }
 
     /// The egress port of switch `s` holding the most bytes that arrived on `in_local` in
