@@ -332,6 +332,9 @@ pub struct Mmu {
     delta_q_cells: u64,
     delta_p_cells: u64,
     alpha: Vec<f64>,
+    /// `1 / alpha` per port: `evaluate`'s skip levels multiply by it rather than divide by
+    /// alpha on the hot path (one rounding more, far inside `inside_band`'s margin).
+    inv_alpha: Vec<f64>,
     egress_alpha: f64,
     shared_pool: u64,
     /// SHP: the headroom pool and its use.
@@ -422,6 +425,7 @@ impl Mmu {
             delta_q_cells: delta_q,
             delta_p_cells: delta_p,
             alpha: cfg.alpha.iter().map(|a| a.value()).collect(),
+            inv_alpha: cfg.alpha.iter().map(|a| 1.0 / a.value()).collect(),
             egress_alpha: cfg.egress_alpha.value(),
             shared_pool: total_cells - reserved,
             hpool,
@@ -476,7 +480,7 @@ impl Mmu {
 
     /// The current dynamic threshold of a PG on `port`, in cells.
     pub fn threshold_cells(&self, port: usize) -> u64 {
-        (self.free_shared() as f64 * self.alpha[port]) as u64
+        self.threshold(port, self.free_shared() as f64)
     }
 
     /// Where a lossless packet of `cells` arriving on `pgi` goes, or why it cannot.

@@ -36,15 +36,15 @@ impl Mmu {
     /// `shared > Nq T` too).
     #[inline]
     pub(super) fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
-        let alpha = self.alpha[port];
+        let per_alpha = self.inv_alpha[port];
         match self.scheme {
             HeadroomScheme::Dsh { .. } => {
                 let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
                 let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
-                queue.max(port_level) / alpha
+                queue.max(port_level) * per_alpha
             }
             HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                f64::from(pg.shared + 1) / alpha
+                f64::from(pg.shared + 1) * per_alpha
             }
         }
     }
@@ -55,7 +55,7 @@ impl Mmu {
     /// paused port at `shared < Nq T - delta_p` (an empty PG or port resumes at once).
     #[inline]
     pub(super) fn resume_level(&self, port: usize, pg: PgOccupancy, ps: PortOccupancy) -> f64 {
-        let alpha = self.alpha[port];
+        let per_alpha = self.inv_alpha[port];
         let queue = if !pg.xoff {
             f64::INFINITY
         } else if pg.shared == 0 {
@@ -66,13 +66,13 @@ impl Mmu {
                     (f64::from(pg.shared)
                         + f64::from(self.headroom_cells[port])
                         + self.delta_q_cells as f64)
-                        / alpha
+                        * per_alpha
                 }
                 HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } if pg.headroom > 0 => {
                     f64::INFINITY
                 }
                 HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                    f64::from(pg.shared + self.xon_offset_cells) / alpha
+                    f64::from(pg.shared + self.xon_offset_cells) * per_alpha
                 }
             }
         };
@@ -82,7 +82,7 @@ impl Mmu {
                     0.0
                 } else {
                     let n = self.n_lossless.max(1);
-                    ((ps.shared + self.delta_p_cells) / n) as f64 / alpha
+                    ((ps.shared + self.delta_p_cells) / n) as f64 * per_alpha
                 }
             }
             _ => f64::INFINITY,
@@ -120,11 +120,16 @@ impl Mmu {
         }
     }
 
-    /// The XOFF/XON decision of PG `pgi` (on `port`) at `free` shared cells: a transition, if
-    /// any, is applied and returned.
+    /// The dynamic threshold of `port` at `free` shared cells, `alpha x free`, in cells.
     #[inline]
-    fn decide_pg(&mut self, pgi: usize, port: usize, free: f64) -> Option<Transition> {
-        let t = (free * self.alpha[port]) as u64;
+    pub(super) fn threshold(&self, port: usize, free: f64) -> u64 {
+        (free * self.alpha[port]) as u64
+    }
+
+    /// The XOFF/XON decision of PG `pgi` (on `port`) against the port's threshold `t`
+    /// ([`Mmu::threshold`]): a transition, if any, is applied and returned.
+    #[inline]
+    fn decide_pg(&mut self, pgi: usize, port: usize, t: u64) -> Option<Transition> {
         let pg = &mut self.pgs[pgi];
         let shared = u64::from(pg.shared);
         let (go_off, go_on) = match self.scheme {
@@ -177,7 +182,7 @@ impl Mmu {
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
             let port = pgi / PRIORITIES;
-            if let Some(t) = self.decide_pg(pgi, port, free) {
+            if let Some(t) = self.decide_pg(pgi, port, self.threshold(port, free)) {
                 out.push(t);
             }
             let pg = self.pgs[pgi];
@@ -210,11 +215,12 @@ impl Mmu {
             }
             self.port_xoff_bound[port] = 0.0;
             self.port_resume_bound[port] = f64::INFINITY;
+            let threshold = self.threshold(port, free);
             for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
                 if !self.in_active[pgi] {
                     continue;
                 }
-                if let Some(t) = self.decide_pg(pgi, port, free) {
+                if let Some(t) = self.decide_pg(pgi, port, threshold) {
                     partial.push((self.active_pos[pgi], t));
                 }
                 debug_assert!({
@@ -244,7 +250,7 @@ impl Mmu {
         let mut i = 0;
         while i < self.active_ports.len() {
             let port = self.active_ports[i] as usize;
-            let t = (free * self.alpha[port]) as u64;
+            let t = self.threshold(port, free);
             let xpoff = self.n_lossless * t;
             let xpon = xpoff.saturating_sub(self.delta_p_cells);
             let ps = &mut self.port_state[port];
