@@ -24,6 +24,9 @@
 //!   append).
 //! - [`cc`]: congestion control: senders (DCQCN, DCTCP, TIMELY, HPCC, PowerTCP, or none)
 //!   fed by one feedback type, and the receivers' notification points.
+//! - [`inq_arbiter`]: the flow-channel fabric's ingress arbiter: injection-limit ids,
+//!   application groups and flow channels in three round-robin levels (also the port-fair
+//!   and flow-fair arbiters it is compared with).
 
 pub mod buffer;
 pub mod cc;
@@ -31,6 +34,7 @@ pub mod congestion_point;
 pub mod credit;
 pub mod ecn;
 pub mod flow_control;
+pub mod inq_arbiter;
 pub mod int;
 pub mod pfc;
 pub mod pfcwd;
