@@ -127,8 +127,8 @@ pub struct InqArbiter {
 }
 
 impl InqArbiter {
-    /// An arbiter for FCs `0..fcs` whose APPGs 0 to 126 map to the ILIDs in `ilid_of`.
-    pub fn new(fcs: usize, ilid_of: &[u8]) -> Result<Self, InqArbiterError> {
+    /// An arbiter whose APPGs 0 to 126 map to the ILIDs in `ilid_of`.
+    pub fn new(ilid_of: &[u8]) -> Result<Self, InqArbiterError> {
         if ilid_of.len() != APPGS - 1 {
             return Err(InqArbiterError::MapLength(ilid_of.len()));
         }
@@ -142,7 +142,7 @@ impl InqArbiter {
         Ok(InqArbiter {
             ilid_of: map,
             queues: vec![VecDeque::new(); APPGS],
-            fc_queued: vec![false; fcs],
+            fc_queued: Vec::new(),
             nonempty: [0; ILIDS + 1],
             ilid_next: 0,
             appg_next: [0; ILIDS + 1],
@@ -150,10 +150,10 @@ impl InqArbiter {
     }
 
     /// An arbiter whose APPGs all map to ILID 0.
-    pub fn single_ilid(fcs: usize) -> Self {
+    pub fn single_ilid() -> Self {
         let ilid_of = [0u8; APPGS - 1];
         // Cannot fail: the map has 127 entries, all ILID 0.
-        Self::new(fcs, &ilid_of).expect("a valid map")
+        Self::new(&ilid_of).expect("a valid map")
     }
 
     /// The ILID APPG `appg` maps to.
@@ -162,8 +162,8 @@ impl InqArbiter {
     }
 
     /// A packet was queued for FC `fc` of APPG `appg`: the FC joins the tail of the APPG's
-    /// queue unless it is queued already. Returns whether it joined. FC ids grow the mask
-    /// as needed.
+    /// queue unless it is queued already. Returns whether it joined. The `fc_queued` mask
+    /// grows to the largest FC id seen.
     pub fn enqueue(&mut self, fc: u32, appg: u8) -> bool {
         let f = fc as usize;
         if f >= self.fc_queued.len() {
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn applications_get_equal_shares_whatever_their_flow_counts() {
         // Application X: one FC in APPG 0; application Y: 100 FCs in APPG 1.
-        let mut arb = InqArbiter::single_ilid(101);
+        let mut arb = InqArbiter::single_ilid();
         arb.enqueue(0, 0);
         for fc in 1..=100 {
             arb.enqueue(fc, 1);
@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn one_group_for_every_flow_gives_each_flow_an_equal_share() {
         // Per-flow round-robin: the one-flow application gets 1 / 101.
-        let mut arb = InqArbiter::single_ilid(101);
+        let mut arb = InqArbiter::single_ilid();
         for fc in 0..=100 {
             arb.enqueue(fc, 0);
         }
@@ -298,7 +298,7 @@ mod tests {
     fn ilids_take_turns_and_a_held_ilid_waits() {
         let mut map = [0u8; APPGS - 1];
         map[1] = 3;
-        let mut arb = InqArbiter::new(2, &map).expect("valid");
+        let mut arb = InqArbiter::new(&map).expect("valid");
         arb.enqueue(0, 0); // ILID 0
         arb.enqueue(1, 1); // ILID 3
         let mut order = Vec::new();
@@ -319,7 +319,7 @@ mod tests {
 
     #[test]
     fn the_no_flow_group_is_never_held_by_a_limit() {
-        let mut arb = InqArbiter::single_ilid(2);
+        let mut arb = InqArbiter::single_ilid();
         arb.enqueue(0, 0);
         arb.enqueue(1, NO_FLOW_APPG);
         let sel = arb.select(0).expect("the unlimited ILID may always inject");
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn an_injection_limit_abort_makes_the_aborted_group_next() {
-        let mut arb = InqArbiter::single_ilid(3);
+        let mut arb = InqArbiter::single_ilid();
         arb.enqueue(0, 0);
         arb.enqueue(1, 1);
         arb.enqueue(2, 2);
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn a_flow_limit_abort_sends_the_channel_to_the_tail_marked() {
-        let mut arb = InqArbiter::single_ilid(2);
+        let mut arb = InqArbiter::single_ilid();
         arb.enqueue(0, 0);
         arb.enqueue(1, 0);
         let sel = arb.select(u8::MAX).expect("backlogged");
@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_channel_is_queued_once_and_leaves_when_its_queue_empties() {
-        let mut arb = InqArbiter::single_ilid(1);
+        let mut arb = InqArbiter::single_ilid();
         assert!(arb.enqueue(0, 4));
         assert!(!arb.enqueue(0, 4));
         let sel = arb.select(u8::MAX).expect("queued");
@@ -389,11 +389,11 @@ mod tests {
         let mut map = [0u8; APPGS - 1];
         map[7] = 8;
         assert_eq!(
-            InqArbiter::new(1, &map).err(),
+            InqArbiter::new(&map).err(),
             Some(InqArbiterError::IlidOutOfRange { appg: 7, ilid: 8 })
         );
         assert_eq!(
-            InqArbiter::new(1, &[0; 128]).err(),
+            InqArbiter::new(&[0; 128]).err(),
             Some(InqArbiterError::MapLength(128))
         );
     }
@@ -423,7 +423,7 @@ mod tests {
             for (a, m) in map.iter_mut().enumerate() {
                 *m = (a % ILIDS) as u8;
             }
-            let mut arb = InqArbiter::new(12, &map).expect("valid");
+            let mut arb = InqArbiter::new(&map).expect("valid");
             for (fc, appg, op, ok) in steps {
                 if op == 0 {
                     arb.enqueue(fc, appg);

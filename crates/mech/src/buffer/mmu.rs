@@ -332,9 +332,6 @@ pub struct Mmu {
     delta_q_cells: u64,
     delta_p_cells: u64,
     alpha: Vec<f64>,
-    /// `1 / alpha` per port: `evaluate`'s skip levels multiply by it rather than divide by
-    /// alpha on the hot path (one rounding more, far inside `inside_band`'s margin).
-    inv_alpha: Vec<f64>,
     egress_alpha: f64,
     shared_pool: u64,
     /// SHP: the headroom pool and its use.
@@ -425,7 +422,6 @@ impl Mmu {
             delta_q_cells: delta_q,
             delta_p_cells: delta_p,
             alpha: cfg.alpha.iter().map(|a| a.value()).collect(),
-            inv_alpha: cfg.alpha.iter().map(|a| 1.0 / a.value()).collect(),
             egress_alpha: cfg.egress_alpha.value(),
             shared_pool: total_cells - reserved,
             hpool,
@@ -781,7 +777,7 @@ impl Mmu {
     ) -> u32 {
         let pgi = port * PRIORITIES + usize::from(pg);
         let cap = self.private_cap[pgi];
-        let share = (self.alpha[port] * self.free_shared() as f64) as u64;
+        let share = self.threshold_cells(port);
         let wanted = (u64::from(base) + share).min(u64::from(max));
         let wanted = wanted
             .max(u64::from(min))

@@ -36,15 +36,15 @@ impl Mmu {
     /// `shared > Nq T` too).
     #[inline]
     pub(super) fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
-        let per_alpha = self.inv_alpha[port];
+        let alpha = self.alpha[port];
         match self.scheme {
             HeadroomScheme::Dsh { .. } => {
                 let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
                 let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
-                queue.max(port_level) * per_alpha
+                queue.max(port_level) / alpha
             }
             HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                f64::from(pg.shared + 1) * per_alpha
+                f64::from(pg.shared + 1) / alpha
             }
         }
     }
@@ -55,7 +55,7 @@ impl Mmu {
     /// paused port at `shared < Nq T - delta_p` (an empty PG or port resumes at once).
     #[inline]
     pub(super) fn resume_level(&self, port: usize, pg: PgOccupancy, ps: PortOccupancy) -> f64 {
-        let per_alpha = self.inv_alpha[port];
+        let alpha = self.alpha[port];
         let queue = if !pg.xoff {
             f64::INFINITY
         } else if pg.shared == 0 {
@@ -66,13 +66,13 @@ impl Mmu {
                     (f64::from(pg.shared)
                         + f64::from(self.headroom_cells[port])
                         + self.delta_q_cells as f64)
-                        * per_alpha
+                        / alpha
                 }
                 HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } if pg.headroom > 0 => {
                     f64::INFINITY
                 }
                 HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                    f64::from(pg.shared + self.xon_offset_cells) * per_alpha
+                    f64::from(pg.shared + self.xon_offset_cells) / alpha
                 }
             }
         };
@@ -82,7 +82,7 @@ impl Mmu {
                     0.0
                 } else {
                     let n = self.n_lossless.max(1);
-                    ((ps.shared + self.delta_p_cells) / n) as f64 * per_alpha
+                    ((ps.shared + self.delta_p_cells) / n) as f64 / alpha
                 }
             }
             _ => f64::INFINITY,
