@@ -47,6 +47,18 @@ impl Simulation {
         }
     }
 
+    /// Starts loading the credit state of VL `vl` on `port` that the frame in hand will
+    /// update (on admission or release), so that the miss overlaps routing and the MMU's
+    /// work instead of following it. Nothing on a PFC link.
+    #[inline(always)]
+    pub(super) fn prefetch_credit(&self, port: u32, vl: u8) {
+        if self.credit_links {
+            if let Some(c) = self.ports[port as usize].fc.credit() {
+                super::prefetch(c.rx(vl));
+            }
+        }
+    }
+
     #[inline(never)]
     fn charge_credit(&mut self, port: u32, class: u8, bytes: u64) {
         let now = self.now;

@@ -1227,7 +1227,7 @@ impl Simulation {
 /// window fills, and the event loop would pay the miss anyway; a prefetch costs one
 /// instruction.
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+pub(super) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: PREFETCHT0 is a hint: it loads nothing into a register and never faults

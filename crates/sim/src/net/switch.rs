@@ -252,6 +252,7 @@ impl Simulation {
         let in_local = self.ports[port as usize].local;
         let node = self.ports[port as usize].node;
         let pk = *self.arena.get(pkt);
+        self.prefetch_credit(port, pk.prio);
         let Some(out_local) = self.egress_local(node, pk.dst, pk.hash) else {
             self.drop_packet(pkt, "no_route");
             return;
