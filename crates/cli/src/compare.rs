@@ -1,19 +1,20 @@
 //! `headroom compare`: one scenario under several headroom schemes (SIH, SHP, DSH), under
 //! several congestion-control algorithms (`--cc`), under several congestion detectors
-//! (`--detector`), or under PFC and credits (`--flow-control`), run in parallel, compared
-//! side by side.
+//! (`--detector`), under PFC and credits (`--flow-control`), or under several arbitrations
+//! within a switch queue (`--arbitration`), run in parallel, compared side by side.
 //!
 //! Every run uses the same topology, traffic, seed and buffer; only `[switch] scheme` (or
-//! `[host.cc]`, `[switch.ecn] detector`, `[fabric] kind`) changes. Each run's own outputs
-//! go to `<out>/<scheme, algorithm, detector or kind>/`; the comparison is
+//! `[host.cc]`, `[switch.ecn] detector`, `[fabric] kind`, `[switch.scheduler] arbitration`)
+//! changes. Each run's own outputs go to `<out>/<scheme, algorithm, detector, kind or
+//! arbitration>/`; the comparison is
 //! `<out>/compare.csv`, `<out>/compare.json`, the printed table, and the plots
 //! `compare_fct_slowdown_cdf` and `compare_pauses`.
 
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_sim::config::{
-    CcConfig, DetectorConfig, FlowControlKind, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
-    WindowConfig,
+    Arbitration, CcConfig, DetectorConfig, FlowControlKind, SchemeConfig, ShpPool, SimConfig,
+    SwitchConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
@@ -49,6 +50,11 @@ pub struct CompareArgs {
     /// without it).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc", "detector"])]
     flow_control: Vec<String>,
+    /// Compare arbitrations within a switch egress queue instead, comma-separated: fifo,
+    /// input-port, flow, application. Each run's flows.csv gives every flow's delivered bytes; the table
+    /// adds Jain's index of them.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc", "detector", "flow_control"])]
+    arbitration: Vec<String>,
     /// SHP's over-subscription ratio, when the scenario has no `[switch.shp]`.
     #[arg(long, default_value_t = 2.0, value_parser = crate::args::positive_number, allow_negative_numbers = true)]
     shp_ratio: f64,
@@ -92,6 +98,86 @@ the authors' released rule).";
 const FLOW_CONTROL_LEGEND: &str = "PFC: a receiver pauses a priority when its buffer fills \
 (headroom absorbs what is in flight); CREDIT: a receiver grants blocks of its buffer per \
 virtual lane and a transmitter sends only what it was granted (no PAUSE, no headroom).";
+
+/// What the arbitration names mean, printed under an `--arbitration` table.
+const ARBITRATION_LEGEND: &str = "FIFO: a switch queue sends in arrival order; INPUT-PORT: \
+round-robin over the input ports with packets in the queue (fair to ports); FLOW: round-robin \
+over the flows with packets in the queue (fair to flows); APPLICATION: round-robin over \
+applications, then over each one's flows (fair to applications). Jain: (sum x)^2 / (n sum x^2) over \
+the flows' delivered bytes, 1 when all flows got the same.";
+
+/// What one `compare` varies between its runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dimension {
+    Scheme,
+    Cc,
+    Detector,
+    FlowControl,
+    Arbitration,
+}
+
+impl Dimension {
+    /// The dimension `a` asks for: the one whose list is given (clap lets at most one
+    /// through), else the schemes.
+    fn of(a: &CompareArgs) -> Self {
+        if !a.cc.is_empty() {
+            Dimension::Cc
+        } else if !a.detector.is_empty() {
+            Dimension::Detector
+        } else if !a.flow_control.is_empty() {
+            Dimension::FlowControl
+        } else if !a.arbitration.is_empty() {
+            Dimension::Arbitration
+        } else {
+            Dimension::Scheme
+        }
+    }
+
+    /// The first column's name in the table, CSV and JSON.
+    fn column(self) -> &'static str {
+        match self {
+            Dimension::Scheme => "scheme",
+            Dimension::Cc => "cc",
+            Dimension::Detector => "detector",
+            Dimension::FlowControl => "flow_control",
+            Dimension::Arbitration => "arbitration",
+        }
+    }
+
+    /// What the run names mean.
+    fn legend(self) -> &'static str {
+        match self {
+            Dimension::Scheme => SCHEMES_LEGEND,
+            Dimension::Cc => CC_LEGEND,
+            Dimension::Detector => DETECTOR_LEGEND,
+            Dimension::FlowControl => FLOW_CONTROL_LEGEND,
+            Dimension::Arbitration => ARBITRATION_LEGEND,
+        }
+    }
+
+    /// The names of the runs `a` asks for.
+    fn names(self, a: &CompareArgs) -> &[String] {
+        match self {
+            Dimension::Scheme => &a.mmu,
+            Dimension::Cc => &a.cc,
+            Dimension::Detector => &a.detector,
+            Dimension::FlowControl => &a.flow_control,
+            Dimension::Arbitration => &a.arbitration,
+        }
+    }
+
+    /// The configuration of run `name`: `base` with that scheme, algorithm, detector, flow
+    /// control or arbitration.
+    fn config(self, base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
+        match self {
+            Dimension::Scheme => with_scheme(base, name, a),
+            Dimension::Cc => with_cc(base, name),
+            Dimension::Detector => with_detector(base, name),
+            Dimension::FlowControl => with_flow_control(base, name),
+            Dimension::Arbitration => with_arbitration(base, name),
+        }
+    }
+}
 
 /// What the compare table's columns mean, printed under it.
 const COMPARE_LEGEND: &str = "\
@@ -232,6 +318,31 @@ fn with_flow_control(base: &SimConfig, name: &str) -> Result<SimConfig> {
     Ok(cfg)
 }
 
+/// The configuration of `base` with arbitration `name` in every switch egress queue.
+fn with_arbitration(base: &SimConfig, name: &str) -> Result<SimConfig> {
+    let mut cfg = base.clone();
+    cfg.switch.scheduler.arbitration = Arbitration::NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, arb)| arb)
+        .ok_or_else(|| {
+            miette!(
+                "--arbitration: unknown arbitration `{name}` (expected fifo, input-port, flow \
+                 or application)"
+            )
+        })?;
+    Ok(cfg)
+}
+
+/// Jain's fairness index of the flows' delivered bytes: (sum x)^2 / (n sum x^2), 1 when
+/// every flow got the same; `None` without flows or bytes.
+fn delivered_jain(r: &RunResults) -> Option<f64> {
+    let x: Vec<f64> = r.flows.iter().map(|f| f.delivered as f64).collect();
+    let sum: f64 = x.iter().sum();
+    let squares: f64 = x.iter().map(|v| v * v).sum();
+    (squares > 0.0).then(|| sum * sum / (x.len() as f64 * squares))
+}
+
 /// The configuration of `base` with scheme `name`.
 fn with_scheme(base: &SimConfig, name: &str, a: &CompareArgs) -> Result<SimConfig> {
     let mut cfg = base.clone();
@@ -280,13 +391,12 @@ fn fmt_opt(v: Option<f64>) -> String {
 
 /// Runs `headroom compare`.
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
-    let by_cc = !a.cc.is_empty();
-    let by_detector = !a.detector.is_empty();
-    let by_flow_control = !a.flow_control.is_empty();
+    let by = Dimension::of(&a);
     for (flag, list) in [
         ("--cc", &a.cc),
         ("--detector", &a.detector),
         ("--flow-control", &a.flow_control),
+        ("--arbitration", &a.arbitration),
     ] {
         for (i, d) in list.iter().enumerate() {
             if list[..i].contains(d) {
@@ -294,47 +404,26 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             }
         }
     }
-    if by_cc {
-        for c in &a.cc {
-            cc_named(c, 1)?;
+    match by {
+        Dimension::Cc => {
+            for c in &a.cc {
+                cc_named(c, 1)?;
+            }
         }
-    } else if !by_detector && !by_flow_control {
-        check_schemes(&a.mmu)?;
+        Dimension::Scheme => check_schemes(&a.mmu)?,
+        _ => {}
     }
-    let dimension = if by_cc {
-        "cc"
-    } else if by_detector {
-        "detector"
-    } else if by_flow_control {
-        "flow_control"
-    } else {
-        "scheme"
-    };
+    let dimension = by.column();
     let s = scenario::load(&a.scenario).map_err(crate::run::scenario_report)?;
     let mut base = s.config.clone();
     if let Some(seed) = a.seed {
         base.seed = seed;
     }
-    let configs: Vec<(String, SimConfig)> = if by_cc {
-        a.cc.iter()
-            .map(|c| with_cc(&base, c).map(|cfg| (c.clone(), cfg)))
-            .collect::<Result<_>>()?
-    } else if by_detector {
-        a.detector
-            .iter()
-            .map(|d| with_detector(&base, d).map(|cfg| (d.clone(), cfg)))
-            .collect::<Result<_>>()?
-    } else if by_flow_control {
-        a.flow_control
-            .iter()
-            .map(|k| with_flow_control(&base, k).map(|cfg| (k.clone(), cfg)))
-            .collect::<Result<_>>()?
-    } else {
-        a.mmu
-            .iter()
-            .map(|m| with_scheme(&base, m, &a).map(|c| (m.clone(), c)))
-            .collect::<Result<_>>()?
-    };
+    let configs: Vec<(String, SimConfig)> = by
+        .names(&a)
+        .iter()
+        .map(|n| by.config(&base, n, &a).map(|cfg| (n.clone(), cfg)))
+        .collect::<Result<_>>()?;
     let out = a
         .out
         .clone()
@@ -606,6 +695,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
                 / r.switches.len().max(1) as f64,
             "flows": r.flows.len(),
             "flows_finished": finished,
+            "delivered_jain": delivered_jain(r),
             "slowdown_p50": p50,
             "slowdown_p99": p99,
             "mean_fct_ns": mean,
@@ -662,16 +752,17 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     for line in &marks_lines {
         let _ = writeln!(table, "{line}");
     }
-    let names = if by_cc {
-        CC_LEGEND
-    } else if by_detector {
-        DETECTOR_LEGEND
-    } else if by_flow_control {
-        FLOW_CONTROL_LEGEND
-    } else {
-        SCHEMES_LEGEND
-    };
-    let _ = writeln!(table, "\n{names}\n{COMPARE_LEGEND}");
+    if by == Dimension::Arbitration {
+        let _ = writeln!(
+            table,
+            "\nthroughput fairness (Jain's index of delivered bytes):"
+        );
+        for row in &rows {
+            let jain = delivered_jain(&row.results).map_or("-".to_string(), |j| format!("{j:.3}"));
+            let _ = writeln!(table, "{:<w$} {jain:>9}", row.label.to_uppercase());
+        }
+    }
+    let _ = writeln!(table, "\n{}\n{COMPARE_LEGEND}", by.legend());
     std::fs::write(out.join("compare.csv"), csv)
         .into_diagnostic()
         .wrap_err("writing compare.csv")?;

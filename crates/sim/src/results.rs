@@ -35,6 +35,9 @@ pub struct FlowRecord {
     pub sport: u16,
     /// Payload bytes sent again after a loss or timeout.
     pub retransmitted: u64,
+    /// Payload bytes the destination received in order (the flow's size once it is
+    /// delivered; less if the run stopped first).
+    pub delivered: u64,
 }
 
 impl FlowRecord {

@@ -33,8 +33,8 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, CcConfig, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind, HeadroomSizing,
-    LinkFabric, SchemeConfig, SimConfig, WindowConfig,
+    AlphaPolicy, Arbitration, CcConfig, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind,
+    HeadroomSizing, LinkFabric, SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -370,10 +370,22 @@ fn case(seed: u64) -> Case {
             credit.push_str("; shared grants");
         }
     }
+    // Arbitration within switch queues (drawn last too): it changes the order packets leave
+    // in, never what PFC or credits must keep lossless.
+    let arbitration = pick(
+        &mut rng,
+        &[
+            Arbitration::Fifo,
+            Arbitration::Fifo,
+            Arbitration::InputPort,
+            Arbitration::Flow,
+        ],
+    );
+    cfg.switch.scheduler.arbitration = arbitration;
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
-         detector {}{credit}",
+         detector {}{credit}; arbitration {arbitration:?}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
         alpha.value(),

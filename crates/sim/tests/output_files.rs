@@ -88,15 +88,21 @@ fn writes_all_files_with_matching_row_counts() {
     let flows = lines(&out.join("flows.csv"));
     assert_eq!(
         flows[0],
-        "id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted"
+        "id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted,\
+         delivered_bytes"
     );
     assert_eq!(flows.len() - 1, r.flows.len());
     for (row, f) in flows[1..].iter().zip(&r.flows) {
         let cols: Vec<&str> = row.split(',').collect();
-        assert_eq!(cols.len(), 11, "{row}");
+        assert_eq!(cols.len(), 12, "{row}");
         assert_eq!(cols[0], f.id.to_string());
         assert_eq!(cols[5], output::format_ns(f.start));
         assert_eq!(cols[6].is_empty(), f.finish.is_none());
+        // A finished flow delivered all of itself.
+        assert_eq!(cols[11], f.delivered.to_string());
+        if f.finish.is_some() {
+            assert_eq!(f.delivered, f.size, "{row}");
+        }
     }
     let pfc = lines(&out.join("pfc.csv"));
     assert_eq!(pfc[0], "time_ns,node,port,priority,kind,quanta,scope");

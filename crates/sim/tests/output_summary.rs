@@ -26,6 +26,7 @@ fn flow(id: u32, size: u64, slowdown: Option<u64>) -> FlowRecord {
         dport: 100,
         sport: 10_000 + id as u16,
         retransmitted: 0,
+        delivered: if slowdown.is_some() { size } else { 0 },
     }
 }
 

@@ -15,8 +15,9 @@ use headroom_mech::cc::{
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, CcConfig, CnpMode, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind,
-    LinkFabric, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig, WindowConfig,
+    Admission, Arbitration, CcConfig, CnpMode, CreditGrant, DetectorConfig, EcnPoint,
+    FlowControlKind, LinkFabric, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig,
+    WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -212,6 +213,17 @@ fn scenario(seed: u64) -> SimConfig {
         cfg.switch.ecn.point = EcnPoint::Dequeue;
         cfg.switch.ecn.enabled = true;
     }
+    // Arbitration within switch queues (drawn last too): sub-queues are each port's own,
+    // and application groups come from the flows' applications.
+    cfg.switch.scheduler.arbitration = match d.below(5) {
+        0 => Arbitration::InputPort,
+        1 => Arbitration::Flow,
+        2 => {
+            cfg.flow_apps = (0..cfg.flows.len()).map(|f| (f % 3) as u8).collect();
+            Arbitration::Application
+        }
+        _ => Arbitration::Fifo,
+    };
     cfg
 }
 

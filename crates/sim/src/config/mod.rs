@@ -44,6 +44,9 @@ pub struct SimConfig {
     pub topology: Topology,
     /// Flows to inject, sorted by start time.
     pub flows: Vec<FlowSpec>,
+    /// Per flow, its application (its application group, APPG, at an edge switch's
+    /// application arbitration; 0 to 126); empty: every flow is application 0.
+    pub flow_apps: Vec<u8>,
     /// Stop at this simulated time even if flows are still running.
     pub stop_time: Option<Time>,
     /// Seed of every random choice made during the run (ECN marking, link errors).
@@ -294,6 +297,8 @@ pub struct SchedulerConfig {
     pub quantum: u64,
     /// DWRR weight per queue.
     pub weights: [u32; 8],
+    /// Order within a queue.
+    pub arbitration: Arbitration,
 }
 
 impl Default for SchedulerConfig {
@@ -302,8 +307,38 @@ impl Default for SchedulerConfig {
             strict: 1 << 7,
             quantum: 1600,
             weights: [1; 8],
+            arbitration: Arbitration::Fifo,
         }
     }
+}
+
+/// The order in which a switch egress queue sends what it holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    /// Arrival order (an output-queued switch).
+    #[default]
+    Fifo,
+    /// Round-robin over the input ports with packets queued (an input-queued switch whose
+    /// output arbiter is fair to ports: the flow-channel patent's Fig. 6A baseline).
+    InputPort,
+    /// Round-robin over the flows with packets queued (flow-channel arbitration).
+    Flow,
+    /// Round-robin over applications, then over each application's flows (the
+    /// flow-channel patent's ILID → APPG → flow channel arbitration at the ingress edge):
+    /// a flow that entered the switch from a host is in its application's group, one that
+    /// came from another switch in group 0 (a fabric port's traffic).
+    Application,
+}
+
+impl Arbitration {
+    /// Every arbitration, by its scenario name.
+    pub const NAMES: [(&'static str, Arbitration); 4] = [
+        ("fifo", Arbitration::Fifo),
+        ("input-port", Arbitration::InputPort),
+        ("flow", Arbitration::Flow),
+        ("application", Arbitration::Application),
+    ];
 }
 
 /// When a switch routes a frame and charges its cells to the buffer.
@@ -776,6 +811,7 @@ impl SimConfig {
         SimConfig {
             topology,
             flows,
+            flow_apps: Vec::new(),
             stop_time: None,
             seed: 1,
             link: LinkConfig::default(),

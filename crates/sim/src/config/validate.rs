@@ -32,6 +32,24 @@ impl SimConfig {
             if f.size == 0 {
                 return bad("size is 0".into());
             }
+            if let Some(&app) = self.flow_apps.get(index) {
+                if app >= headroom_mech::inq_arbiter::NO_FLOW_APPG {
+                    return bad(format!(
+                        "application {app} is not in 0..127 (127 is reserved for frames of no \
+                         flow)"
+                    ));
+                }
+            }
+        }
+        if !self.flow_apps.is_empty() && self.flow_apps.len() != self.flows.len() {
+            return Err(ConfigError::Parameter {
+                field: "flow_apps",
+                reason: format!(
+                    "{} applications for {} flows (give one per flow, or none)",
+                    self.flow_apps.len(),
+                    self.flows.len()
+                ),
+            });
         }
         let param = |field, reason: &str| {
             Err(ConfigError::Parameter {

@@ -308,8 +308,8 @@ impl Simulation {
         let s = &self.switches[i as usize];
         let mut held = vec![[0u32; headroom_mech::credit::MAX_VLS]; s.ports().len()];
         for gp in s.ports() {
-            for q in &self.ports[gp as usize].queues {
-                for pkt in q.fifo.iter(&self.arena) {
+            for q in 0..PRIORITIES {
+                for pkt in self.class_packets(gp, q) {
                     let pk = self.arena.get(pkt);
                     let ingress = s.port(pk.in_port);
                     if let Some(c) = self.ports[ingress as usize].fc.credit() {

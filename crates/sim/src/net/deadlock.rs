@@ -137,9 +137,8 @@ impl Simulation {
         for sw in self.switches.iter().filter(|s| self.mine(s.node)) {
             let first = sw.ports().start;
             for gp in sw.ports() {
-                let port = &self.ports[gp as usize];
-                for (q, queue) in port.queues.iter().enumerate() {
-                    for pkt in queue.fifo.iter(&self.arena) {
+                for q in 0..PRIORITIES {
+                    for pkt in self.class_packets(gp, q) {
                         let p = self.arena.get(pkt);
                         let ingress = first + u32::from(p.in_port);
                         view.holds.entry((ingress, q as u8)).or_default().insert(gp);

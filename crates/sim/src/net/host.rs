@@ -195,8 +195,8 @@ pub struct Flow {
     rto_at: Option<Time>,
     /// Last time the acknowledged byte count advanced (or the flow started).
     last_progress: Time,
-    /// Receiver: next expected byte.
-    rcv_nxt: u64,
+    /// Receiver: next expected byte (the payload delivered in order so far).
+    pub(super) rcv_nxt: u64,
     /// Receiver: what goes back to the sender for congestion control.
     np: NotificationPoint,
     /// Receiver: the expected byte a NACK was last sent for.

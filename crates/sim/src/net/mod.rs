@@ -19,6 +19,7 @@
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
 //! cells of the packets it queues; no packet is lost without being counted.
 
+mod arbitration;
 mod credit;
 mod deadlock;
 mod footprint;
@@ -48,7 +49,7 @@ use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::{Rate, Time};
 use headroom_mech::PRIORITIES;
 use host::{Flow, Host};
-use packet::{Arena, Kind};
+use packet::{Arena, Kind, Packet};
 use port::Port;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -159,6 +160,8 @@ pub struct Simulation {
     /// Per global port, with credit links: its SL → VL table (empty otherwise: on PFC
     /// links a frame's class is its service level).
     sl_to_vl: Vec<crate::config::SlToVl>,
+    /// Sub-queues of switch egress classes that arbitrate (nothing with FIFO classes).
+    arbitration: arbitration::Arbitration,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -426,6 +429,11 @@ impl Simulation {
                 cfg.fabric.credit.block,
             )),
             sl_to_vl,
+            arbitration: arbitration::Arbitration::new(
+                cfg.switch.scheduler.arbitration,
+                n_ports as usize,
+                &cfg.flow_apps,
+            ),
             cfg,
         };
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
@@ -836,15 +844,21 @@ impl Simulation {
             let gp = gp as usize;
             let out_local = self.ports[gp].local;
             for q in 0..8usize {
-                let removed = self.ports[gp].queues[q]
+                let partial = |pk: &Packet| pk.in_port == in_local && pk.ready_at > now;
+                let mut removed = self.ports[gp].queues[q]
                     .fifo
-                    .remove_where(&mut self.arena, |pk| {
-                        pk.in_port == in_local && pk.ready_at > now
-                    });
+                    .remove_where(&mut self.arena, partial);
+                removed.extend(self.arbitration.remove_where(
+                    &mut self.arena,
+                    (gp as u32, q),
+                    partial,
+                ));
                 if !removed.is_empty() {
                     // The head may have been one of them; the port must say so before the
                     // releases below can set off a transmission.
-                    self.ports[gp].head_removed(q, &self.arena);
+                    let p = &mut self.ports[gp];
+                    p.head_removed(q, &self.arena);
+                    self.arbitration.refill(&mut self.arena, (gp as u32, p), q);
                 }
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
@@ -866,10 +880,13 @@ impl Simulation {
     /// its cells, counted under `cause`.
     fn flush_egress_queue(&mut self, s: u32, port: u32, q: usize, cause: &str) {
         let local = self.ports[port as usize].local;
-        while let Some(pkt) = self.ports[port as usize].queues[q]
-            .fifo
-            .pop_front(&self.arena)
-        {
+        loop {
+            let p = &mut self.ports[port as usize];
+            // A class with sub-queues stages its next packet once its staged one is gone.
+            self.arbitration.refill(&mut self.arena, (port, p), q);
+            let Some(pkt) = p.queues[q].fifo.pop_front(&self.arena) else {
+                break;
+            };
             let pk = *self.arena.get(pkt);
             self.ports[port as usize].queues[q].bytes -= pk.size;
             self.switch_release(
@@ -1059,6 +1076,10 @@ impl Simulation {
                 port.check_pfc_queue(&p.arena)?;
             }
         }
+        for p in parts {
+            p.arbitration
+                .check(|port, q| p.ports[port as usize].queues[q].fifo.is_empty())?;
+        }
         for (p, h) in parts
             .iter()
             .flat_map(|p| p.hosts.iter().map(move |h| (p, h)))
@@ -1080,8 +1101,7 @@ impl Simulation {
                 .map_err(|e| format!("switch {}: {e}", s.node))?;
             let queued: u64 = s
                 .ports()
-                .flat_map(|gp| p.ports[gp as usize].queues.iter())
-                .flat_map(|q| q.fifo.iter(&p.arena))
+                .flat_map(|gp| (0..PRIORITIES).flat_map(move |q| p.class_packets(gp, q)))
                 .map(|pk| u64::from(p.arena.get(pk).placement.cells))
                 .sum();
             if queued != s.mmu.used_cells() {
@@ -1189,6 +1209,7 @@ impl Simulation {
                 dport: f.dport,
                 sport: f.sport,
                 retransmitted: f.retransmitted,
+                delivered: f.rcv_nxt,
             })
             .collect();
         let watchdog = self.watchdog_counts(now);

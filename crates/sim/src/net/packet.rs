@@ -134,11 +134,6 @@ impl Fifo {
         self.head == NIL
     }
 
-    /// Whether exactly one packet is queued.
-    pub fn is_single(&self) -> bool {
-        self.head != NIL && self.head == self.tail
-    }
-
     /// The first packet.
     pub fn front(&self) -> Option<u32> {
         (self.head != NIL).then_some(self.head)
@@ -356,12 +351,9 @@ mod tests {
                 arena.alloc(p)
             })
             .collect();
-        q.push_back(&mut arena, pkts[0]);
-        assert!(q.is_single());
-        for &p in &pkts[1..] {
+        for &p in &pkts {
             q.push_back(&mut arena, p);
         }
-        assert!(!q.is_single());
         assert_eq!(q.iter(&arena).collect::<Vec<_>>(), pkts);
         let odd = q.remove_where(&mut arena, |p| p.seq % 2 == 1);
         assert_eq!(odd, vec![pkts[1], pkts[3]]);

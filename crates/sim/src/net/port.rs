@@ -456,6 +456,9 @@ impl Simulation {
         eq.bytes -= size;
         let qlen = u64::from(eq.bytes);
         p.head_removed(q, &self.arena);
+        if self.arbitration.is_on() {
+            self.arbitration.refill(&mut self.arena, (port, p), q);
+        }
         let local = p.local;
         if let Some(multi) = self.int_multi {
             if self.arena.get(pkt).kind == Kind::Data {
@@ -705,7 +708,8 @@ fn dwrr_pick(
         let head = p.queues[q].fifo.front().map(&head_size).unwrap_or(0);
         if p.deficit[q] >= head {
             p.deficit[q] -= head;
-            if p.queues[q].fifo.is_single() {
+            // Its bytes, not its FIFO: a queue with sub-queues shows only its staged head.
+            if u64::from(p.queues[q].bytes) == head {
                 // The queue empties: it keeps no credit, and the pointer moves on.
                 p.deficit[q] = 0;
                 p.credited &= !(1 << q);

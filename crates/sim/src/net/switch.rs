@@ -316,14 +316,21 @@ impl Simulation {
                     .queued_by_ingress
                     .add(out_local, pk.prio, in_local, pk.size);
                 let p = &mut self.ports[out as usize];
-                if p.queues[q].fifo.is_empty() {
-                    p.head_ready[q] = pk.ready_at;
-                }
                 let eq = &mut p.queues[q];
-                eq.fifo.push_back(&mut self.arena, pkt);
                 eq.bytes += pk.size;
                 eq.peak = eq.peak.max(eq.bytes);
-                p.nonempty |= 1 << q;
+                if self.arbitration.is_on() {
+                    let from_host = !self.ports[port as usize].peer_is_switch;
+                    let p = &mut self.ports[out as usize];
+                    self.arbitration
+                        .push(&mut self.arena, (out, p), (q, pkt), from_host);
+                } else {
+                    if eq.fifo.is_empty() {
+                        p.head_ready[q] = pk.ready_at;
+                    }
+                    eq.fifo.push_back(&mut self.arena, pkt);
+                    p.nonempty |= 1 << q;
+                }
             }
         }
         self.apply_transitions(s);

@@ -202,8 +202,8 @@ impl Simulation {
             ports,
         };
         for (out, gp) in sw.ports().enumerate() {
-            for queue in &self.ports[gp as usize].queues {
-                for pkt in queue.fifo.iter(&self.arena) {
+            for q in 0..PRIORITIES {
+                for pkt in self.class_packets(gp, q) {
                     let pk = self.arena.get(pkt);
                     table.add(out as u16, pk.prio, pk.in_port, pk.size);
                 }
@@ -247,7 +247,7 @@ impl Simulation {
             let p = &self.ports[gp as usize];
             (0..PRIORITIES)
                 .filter(|q| p.nonempty & (1 << q) != 0)
-                .flat_map(|q| p.queues[q].fifo.iter(&self.arena))
+                .flat_map(|q| self.class_packets(gp, q))
                 .map(|pk| self.arena.get(pk))
                 .filter(|pk| pk.in_port == in_local && classes & (1 << pk.prio) != 0)
                 .map(|pk| u64::from(pk.size))
@@ -266,7 +266,7 @@ impl Simulation {
         match self.slots[p.node as usize] {
             Slot::Switch(_) => (0..PRIORITIES)
                 .filter(|&q| classes & (1 << q) != 0)
-                .flat_map(|q| p.queues[q].fifo.iter(&self.arena))
+                .flat_map(|q| self.class_packets(up, q))
                 .map(|pk| self.arena.get(pk))
                 .any(|pk| elsewhere(pk.dst, pk.hash)),
             // The entry's class first: a flow's record is a cache miss, and a pause of one

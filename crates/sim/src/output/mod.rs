@@ -893,7 +893,7 @@ impl Staging<'_> {
 ///
 /// | file | content |
 /// | --- | --- |
-/// | `flows.csv` | `id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted`; one row per flow by id; `finish_ns`, `fct_ns`, `slowdown` empty for unfinished flows; `size` and `retransmitted` in bytes |
+/// | `flows.csv` | `id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted,delivered_bytes`; one row per flow by id; `finish_ns`, `fct_ns`, `slowdown` empty for unfinished flows; `size`, `retransmitted` and `delivered_bytes` in bytes |
 /// | `summary.json` | the [`Summary`], pretty-printed, keys in struct order |
 /// | `pfc.csv` | `time_ns,node,port,priority,kind,quanta,scope`; one row per PFC frame *sent* (`kind` is `pause` or `resume`; `scope` is `queue`, or `port` for a port-level frame pausing every class, whose priority column is 0), in sending order |
 /// | `queues.csv` | `time_ns,node,port,queue,bytes`: non-empty egress queues at each sample (only if sampled) |
@@ -1017,7 +1017,8 @@ fn stage_all(
 fn write_flows_csv(w: &mut dyn Write, results: &RunResults) -> io::Result<()> {
     writeln!(
         w,
-        "id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted"
+        "id,src,dst,priority,size,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted,\
+         delivered_bytes"
     )?;
     for f in &results.flows {
         let (finish, fct, slowdown) = match (f.finish, f.fct(), f.slowdown()) {
@@ -1026,7 +1027,7 @@ fn write_flows_csv(w: &mut dyn Write, results: &RunResults) -> io::Result<()> {
         };
         writeln!(
             w,
-            "{},{},{},{},{},{},{finish},{fct},{},{slowdown},{}",
+            "{},{},{},{},{},{},{finish},{fct},{},{slowdown},{},{}",
             f.id,
             f.src,
             f.dst,
@@ -1034,7 +1035,8 @@ fn write_flows_csv(w: &mut dyn Write, results: &RunResults) -> io::Result<()> {
             f.size,
             format_ns(f.start),
             format_ns(f.ideal_fct),
-            f.retransmitted
+            f.retransmitted,
+            f.delivered
         )?;
     }
     Ok(())

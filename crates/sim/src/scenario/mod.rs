@@ -518,8 +518,10 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
         }
     }
     let kinds = flows.kinds.clone();
-    let (list, origins) = flows.finish();
+    let notes = std::mem::take(&mut flows.notes);
+    let (list, apps, origins) = flows.finish();
     config.flows = list;
+    config.flow_apps = apps;
     if let Some(f) = top.get(cx, "link_failure") {
         let V::Array(items) = &f.node.v else {
             return Err(f.err(cx, "write [[link_failure]] tables (time, a, b)"));
@@ -628,6 +630,7 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
     if let Some(w) = headroom_frame_warning(&config) {
         warnings.push(w);
     }
+    warnings.extend(notes);
     Ok(Scenario {
         name,
         config,

@@ -13,8 +13,8 @@
 
 use super::fields::{join, unit_reason, Cx, Fld, Quantity, Res, Tbl};
 use crate::config::{
-    Admission, AlphaPolicy, DetectorConfig, EcnConfig, EcnPoint, FecnConfig, HeadroomSizing,
-    QueueEcn, SchemeConfig, ShpPool, SwitchConfig,
+    Admission, AlphaPolicy, Arbitration, DetectorConfig, EcnConfig, EcnPoint, FecnConfig,
+    HeadroomSizing, QueueEcn, SchemeConfig, ShpPool, SwitchConfig,
 };
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::mmu::Reservation;
@@ -188,7 +188,10 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "scheduler") {
         let mut s = f.table(cx)?;
-        s.check_keys(cx, &["strict", "quantum", "weights"])?;
+        s.check_keys(cx, &["strict", "quantum", "weights", "arbitration"])?;
+        if let Some(x) = s.get(cx, "arbitration") {
+            sw.scheduler.arbitration = x.choice(cx, "arbitration", &Arbitration::NAMES)?;
+        }
         if let Some(x) = s.get(cx, "strict") {
             sw.scheduler.strict = x.prio_mask(cx)?;
         }

@@ -21,6 +21,7 @@ use crate::workload::cdf::{self, SizeCdf};
 use crate::workload::fan_in::{self, FanIns};
 use crate::workload::leaves::Leaves;
 use crate::workload::{generators, FlowSpec, WorkloadError};
+use headroom_mech::inq_arbiter::{flow_appg, NO_FLOW_APPG};
 use headroom_mech::units::{Rate, Time};
 
 /// Every workload kind with the keys its `[[workload]]` table accepts: the one list the
@@ -39,6 +40,7 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
             "hosts",
             "cross_leaf",
             "seed_offset",
+            "app",
         ],
     ),
     (
@@ -53,6 +55,7 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
             "prio",
             "hosts",
             "seed_offset",
+            "app",
         ],
     ),
     (
@@ -66,21 +69,37 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
             "start",
             "repeat",
             "prio",
+            "app",
         ],
     ),
     (
         "permutation",
-        &["kind", "size", "start", "prio", "hosts", "seed_offset"],
+        &[
+            "kind",
+            "size",
+            "start",
+            "prio",
+            "hosts",
+            "seed_offset",
+            "app",
+        ],
     ),
-    ("all-to-all", &["kind", "size", "start", "prio", "hosts"]),
-    ("flow-file", &["kind", "file"]),
-    ("flows", &["kind", "flow"]),
+    (
+        "all-to-all",
+        &["kind", "size", "start", "prio", "hosts", "app"],
+    ),
+    ("flow-file", &["kind", "file", "app"]),
+    ("flows", &["kind", "flow", "app"]),
 ];
 
 /// Flows gathered from all workloads, each with the field it came from.
 #[derive(Default)]
 pub(super) struct Flows {
     pub(super) flows: Vec<FlowSpec>,
+    /// Per flow, its application (the `app` of its workload).
+    apps: Vec<u8>,
+    /// Notes for the user about values read differently from how they were written.
+    pub(super) notes: Vec<String>,
     /// Per flow, an index into `sources`.
     pub(super) origin: Vec<usize>,
     /// Field path and span of each flow source.
@@ -93,24 +112,37 @@ pub(super) struct Flows {
 pub(super) type Source = (String, Option<Range<usize>>);
 
 impl Flows {
-    pub(super) fn add(&mut self, field: &str, span: Option<Range<usize>>, flows: Vec<FlowSpec>) {
+    /// Adds `flows`, of application `app`, read from `field`.
+    pub(super) fn add(
+        &mut self,
+        (field, span): (&str, Option<Range<usize>>),
+        flows: Vec<FlowSpec>,
+        app: u8,
+    ) {
         let src = self.sources.len();
         self.sources.push((field.to_string(), span));
         self.origin.extend((0..flows.len()).map(|_| src));
+        self.apps.extend((0..flows.len()).map(|_| app));
         self.flows.extend(flows);
     }
 
-    /// The flows sorted by start (stable), and the origin of each.
-    pub(super) fn finish(self) -> (Vec<FlowSpec>, Vec<Source>) {
+    /// The flows sorted by start (stable), the application of each (empty if all are
+    /// application 0), and the origin of each.
+    pub(super) fn finish(self) -> (Vec<FlowSpec>, Vec<u8>, Vec<Source>) {
         let mut order: Vec<usize> = (0..self.flows.len()).collect();
         order.sort_by_key(|&i| self.flows[i].start);
         let origins = order
             .iter()
             .map(|&i| self.sources[self.origin[i]].clone())
             .collect();
+        let apps = if self.apps.iter().all(|&a| a == 0) {
+            Vec::new()
+        } else {
+            order.iter().map(|&i| self.apps[i]).collect()
+        };
         let mut slots: Vec<Option<FlowSpec>> = self.flows.into_iter().map(Some).collect();
         let flows = order.iter().filter_map(|&i| slots[i].take()).collect();
-        (flows, origins)
+        (flows, apps, origins)
     }
 
     pub(super) fn room(&self) -> usize {
@@ -148,6 +180,22 @@ pub(super) fn parse_workload(
         ));
     };
     t.check_keys_with(cx, known, &format!("kind = \"{kind}\""))?;
+    let app = match t.get(cx, "app") {
+        Some(f) => {
+            // 0..=127 fits in u8.
+            let computed = f.uint(cx, 0, u64::from(NO_FLOW_APPG))? as u8;
+            let app = flow_appg(computed);
+            if app != computed {
+                out.notes.push(format!(
+                    "{}: application {computed} is reserved for frames of no flow; its flows \
+                     are application {app}",
+                    f.name
+                ));
+            }
+            app
+        }
+        None => 0,
+    };
     let gen_err = |e: WorkloadError| w.err(cx, e.to_string());
     let rng = |t: &mut Tbl| -> Res<rand_pcg::Pcg64> {
         let stream = match t.get(cx, "seed_offset") {
@@ -203,7 +251,7 @@ pub(super) fn parse_workload(
             )
             .map_err(gen_err)?;
             generators::draw_prios(&mut flows, &prios, &mut r);
-            out.add(&w.name, span, flows);
+            out.add((&w.name, span), flows, app);
         }
         "incast-poisson" => {
             let load = load(cx, &mut t)?;
@@ -258,7 +306,7 @@ pub(super) fn parse_workload(
             let mut flows =
                 fan_in::incast_poisson(&hosts, &leaves, rate, &params, &mut r).map_err(gen_err)?;
             generators::draw_prios(&mut flows, &prios, &mut r);
-            out.add(&w.name, span, flows);
+            out.add((&w.name, span), flows, app);
         }
         "incast" => {
             let rf = t.req(cx, "receiver")?;
@@ -340,7 +388,7 @@ pub(super) fn parse_workload(
             let mut flows = generators::incast(&senders, receiver, size, start, repeat, prios[0])
                 .map_err(gen_err)?;
             generators::draw_prios(&mut flows, &prios, &mut rng(&mut t)?);
-            out.add(&w.name, span, flows);
+            out.add((&w.name, span), flows, app);
         }
         "permutation" | "all-to-all" => {
             let size = t.req(cx, "size")?.positive_bytes(cx)?;
@@ -360,7 +408,7 @@ pub(super) fn parse_workload(
                 generators::all_to_all(&hosts, size, start, prios[0]).map_err(gen_err)?
             };
             generators::draw_prios(&mut flows, &prios, &mut r);
-            out.add(&w.name, span, flows);
+            out.add((&w.name, span), flows, app);
         }
         "flow-file" => {
             let ff = t.req(cx, "file")?;
@@ -377,7 +425,7 @@ pub(super) fn parse_workload(
             if flows.len() > out.room() {
                 return Err(ff.err(cx, too_many(flows.len())));
             }
-            out.add(&ff.name, ff.span(), flows);
+            out.add((&ff.name, ff.span()), flows, app);
         }
         _ => {
             // "flows": the only kind of WORKLOAD_KINDS left.
@@ -415,7 +463,7 @@ pub(super) fn parse_workload(
                     dport,
                 }];
                 generators::draw_prios(&mut flow, &prios, &mut r);
-                out.add(&ef.name, span, flow.to_vec());
+                out.add((&ef.name, span), flow.to_vec(), app);
             }
         }
     }

@@ -809,9 +809,14 @@ impl Partitioned {
             return all;
         }
         let part = |node: u32| node_part.get(node as usize).copied().unwrap_or(0);
+        // A flow's record is its sender's part's, except what was delivered: its receiver's.
+        let mut delivered: Vec<u64> = all.flows.iter().map(|f| f.delivered).collect();
         for (i, r) in results.enumerate() {
             let i = (i + 1) as u16;
-            for (a, b) in all.flows.iter_mut().zip(r.flows) {
+            for ((a, b), d) in all.flows.iter_mut().zip(r.flows).zip(&mut delivered) {
+                if part(b.dst) == i {
+                    *d = b.delivered;
+                }
                 if part(b.src) == i {
                     *a = b;
                 }
@@ -851,6 +856,9 @@ impl Partitioned {
             all.events += r.events;
             all.bytes.absorb(&r.bytes);
             all.arena_slots += r.arena_slots;
+        }
+        for (a, d) in all.flows.iter_mut().zip(delivered) {
+            a.delivered = d;
         }
         all.stop_reason = stop;
         all.end_time = now;

@@ -1,0 +1,216 @@
+//! The flow-channel patent's claims about arbitration, through the binary
+//! (flow-channels.md, "what the project must show"):
+//! - Fig. 6A (`examples/flow-channels/fig6a-chain.toml`): eleven sources incast through a
+//!   chain of four switches with fan-ins 3, 4, 4 and 3. Round-robin over input ports gives
+//!   each source the product of its shares along the path (1/3 for J and K down to 1/144
+//!   for A, B, C), within 5 %; round-robin over flows gives every source an equal share
+//!   (Jain's index of the delivered bytes at least 0.99).
+//! - Application fairness (`examples/flow-channels/app-fairness.toml`): an application with
+//!   one flow against one with a hundred at one switch output. Round-robin over flows gives
+//!   the first about 1 %, round-robin over applications about 50 %.
+//! - A bad arbitration name, or an application id above 127, is refused with the field
+//!   named, exit code 2; application 127 (reserved) becomes 126 with a warning.
+
+mod common;
+
+use common::{headroom, stderr};
+use std::path::Path;
+
+/// Each source's share of the destination's link under port-fair arbitration: the product
+/// of 1 / fan-in over the switches it crosses (A, B, C: S1..S4; D, E, F: S2..S4; G, H, I:
+/// S3, S4; J, K: S4).
+const PORT_FAIR_SHARES: [f64; 11] = [
+    1.0 / 144.0,
+    1.0 / 144.0,
+    1.0 / 144.0,
+    1.0 / 48.0,
+    1.0 / 48.0,
+    1.0 / 48.0,
+    1.0 / 12.0,
+    1.0 / 12.0,
+    1.0 / 12.0,
+    1.0 / 3.0,
+    1.0 / 3.0,
+];
+
+/// `delivered_bytes` of every flow in `flows.csv`, by flow id.
+fn delivered(flows_csv: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(flows_csv).expect("flows.csv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|&c| c == "delivered_bytes")
+        .expect("a delivered_bytes column");
+    lines
+        .map(|l| {
+            l.split(',')
+                .nth(col)
+                .expect("column")
+                .parse()
+                .expect("bytes")
+        })
+        .collect()
+}
+
+#[test]
+fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equal() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flow-channels/fig6a-chain.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "compare",
+            example.to_str().expect("utf-8 path"),
+            "--arbitration",
+            "input-port,flow",
+            "--no-plots",
+            "--quiet",
+            "--out",
+            "cmp",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let port = delivered(&dir.path().join("cmp/input-port/flows.csv"));
+    let total: f64 = port.iter().sum();
+    assert!(total > 0.0, "nothing delivered");
+    for (i, (&bytes, &expected)) in port.iter().zip(&PORT_FAIR_SHARES).enumerate() {
+        let share = bytes / total;
+        assert!(
+            (share / expected - 1.0).abs() < 0.05,
+            "source {i}: share {share:.5}, product of port shares {expected:.5}"
+        );
+    }
+    // J (or K) against A, B, C: the patent's factor of 48.
+    let ratio = port[9] / port[0];
+    assert!((ratio / 48.0 - 1.0).abs() < 0.05, "J / A = {ratio:.1}");
+
+    let flow = delivered(&dir.path().join("cmp/flow/flows.csv"));
+    let sum: f64 = flow.iter().sum();
+    let squares: f64 = flow.iter().map(|x| x * x).sum();
+    let jain = sum * sum / (flow.len() as f64 * squares);
+    assert!(jain >= 0.99, "Jain's index {jain:.4} of {flow:?}");
+
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("cmp/compare.json")).expect("json"))
+            .expect("valid json");
+    let runs = doc["runs"].as_array().expect("runs");
+    let jain_of = |name: &str| {
+        runs.iter()
+            .find(|r| r["arbitration"] == name)
+            .and_then(|r| r["delivered_jain"].as_f64())
+            .unwrap_or_else(|| panic!("a {name} run with delivered_jain"))
+    };
+    assert!((jain_of("flow") - jain).abs() < 1e-9);
+    assert!(
+        jain_of("input-port") < 0.5,
+        "port-fair shares are far from equal"
+    );
+    for r in runs {
+        assert_eq!(r["lossless_drops"], 0, "{r}");
+    }
+}
+
+#[test]
+fn application_arbitration_shares_by_application_not_by_flow_count() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flow-channels/app-fairness.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "compare",
+            example.to_str().expect("utf-8 path"),
+            "--arbitration",
+            "flow,input-port,application",
+            "--no-plots",
+            "--quiet",
+            "--out",
+            "cmp",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Flow 0 is application 1's only flow (host 0 starts first, at 0 ns).
+    let share_of_x = |arbitration: &str| {
+        let d = delivered(&dir.path().join(format!("cmp/{arbitration}/flows.csv")));
+        assert_eq!(d.len(), 101);
+        d[0] / d.iter().sum::<f64>()
+    };
+    let flow = share_of_x("flow");
+    assert!(
+        (flow - 1.0 / 101.0).abs() < 0.002,
+        "flow round-robin: {flow:.4}"
+    );
+    let port = share_of_x("input-port");
+    assert!(
+        (port - 0.2).abs() < 0.01,
+        "input-port round-robin: {port:.4}"
+    );
+    let app = share_of_x("application");
+    assert!(
+        (app - 0.5).abs() < 0.01,
+        "application round-robin: {app:.4}"
+    );
+}
+
+#[test]
+fn an_unknown_arbitration_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = "name = \"bad-arbitration\"\n\
+                    [topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\n\
+                    [switch.scheduler]\narbitration = \"per-packet\"\n\
+                    [[workload]]\nkind = \"flows\"\n\
+                    [[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n";
+    std::fs::write(dir.path().join("bad.toml"), scenario).expect("write");
+    let o = headroom(&["run", "bad.toml", "--no-plots"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("arbitration"), "{err}");
+    assert!(err.contains("per-packet"), "{err}");
+    assert!(err.contains("input-port"), "names the choices: {err}");
+
+    let good = scenario.replace("per-packet", "flow");
+    std::fs::write(dir.path().join("good.toml"), good).expect("write");
+    let o = headroom(
+        &["compare", "good.toml", "--arbitration", "fifo,round-robin"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--arbitration") && err.contains("round-robin"),
+        "{err}"
+    );
+}
+
+#[test]
+fn application_ids_are_checked_and_127_is_reserved() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = |app: u32| {
+        format!(
+            "name = \"apps\"\n\
+             [topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\n\
+             [[workload]]\nkind = \"flows\"\napp = {app}\n\
+             [[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"10KB\"\n"
+        )
+    };
+    std::fs::write(dir.path().join("big.toml"), scenario(128)).expect("write");
+    let o = headroom(&["run", "big.toml", "--no-plots"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("workload[0].app"), "{err}");
+
+    std::fs::write(dir.path().join("reserved.toml"), scenario(127)).expect("write");
+    let o = headroom(
+        &["run", "reserved.toml", "--no-plots", "--out", "r"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("workload[0].app") && err.contains("127") && err.contains("126"),
+        "{err}"
+    );
+}
