@@ -27,12 +27,16 @@
 //! - [`inq_arbiter`]: the flow-channel fabric's ingress arbiter: injection-limit ids,
 //!   application groups and flow channels in three round-robin levels (also the port-fair
 //!   and flow-fair arbiters it is compared with).
+//! - [`flow_channel`]: the flow-channel fabric's per-hop tables (IFCT, OFCT, EFCT): a
+//!   channel per flow from its first packet to its last ACK, link-local ids, progress
+//!   counters, in-order paths while data is in flight.
 
 pub mod buffer;
 pub mod cc;
 pub mod congestion_point;
 pub mod credit;
 pub mod ecn;
+pub mod flow_channel;
 pub mod flow_control;
 pub mod inq_arbiter;
 pub mod int;
