@@ -1,15 +1,17 @@
-//! `headroom bench`: the reference benchmark.
+//! `headroom bench`: the reference benchmark, or any scenario's.
 //!
 //! Runs an ns-3 HPCC simulator config (by default `examples/hpcc/config.txt`: the HPCC
 //! paper's 320-host fat tree, web-search flows at 30 % load arriving over 5 ms, DCQCN with
-//! the HPCC simulator's 100 Gb/s parameters) and reports wall time, events/s, simulated
-//! time and peak resident memory. Nothing is asserted about speed here: the figures are
-//! for the README and for comparing builds.
+//! the HPCC simulator's 100 Gb/s parameters), or a scenario file (`--scenario`), and
+//! reports wall time, events/s, simulated time and peak resident memory. It writes no
+//! output files. Nothing is asserted about speed here: the figures are for the README and
+//! for comparing builds.
 
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
+use headroom_sim::config::SimConfig;
 use headroom_sim::config::{CreditGrant, DetectorConfig, FlowControlKind};
-use headroom_sim::hpcc_config;
+use headroom_sim::{hpcc_config, scenario};
 use miette::{miette, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,25 +48,33 @@ pub struct BenchArgs {
     /// from the config's). Default: the example config of `--cc`.
     #[arg(long, conflicts_with = "cc")]
     hpcc_config: Option<PathBuf>,
+    /// Benchmark a scenario file (TOML) instead: its network, traffic, seed and stop time
+    /// (none of its outputs are written). `--detector` and `--flow-control` apply to it as
+    /// to the HPCC config.
+    #[arg(long, conflicts_with_all = ["hpcc_config", "cc"])]
+    scenario: Option<PathBuf>,
     /// The same benchmark with another congestion control: the example config generated
     /// for that mode as the HPCC simulator's `run.py` writes it.
     #[arg(long, value_enum, default_value = "dcqcn")]
     cc: CcMode,
-    /// The same benchmark with another congestion detector at the switches: red (the
-    /// config's), tcd (the paper's state machine, max(T_on) derived per port) or
-    /// tcd-released (the authors' rule, 40 us); senders hold on UE-only CNPs.
-    #[arg(long, value_parser = ["red", "tcd", "tcd-released"], default_value = "red")]
-    detector: String,
-    /// The same benchmark on another link flow control: pfc (the config's) or credit
-    /// (InfiniBand-style credits with the default `[fabric.credit]`: 8 VLs, 128 KiB per
-    /// ingress port and VL, granted as `--credit-grant` says).
-    #[arg(long, value_parser = ["pfc", "credit"], default_value = "pfc")]
-    flow_control: String,
+    /// The same benchmark with another congestion detector at the switches: red, tcd (the
+    /// paper's state machine, max(T_on) derived per port) or tcd-released (the authors'
+    /// rule, 40 us); senders hold on UE-only CNPs. Default: the config's (an HPCC config's
+    /// is red).
+    #[arg(long, value_parser = ["red", "tcd", "tcd-released"])]
+    detector: Option<String>,
+    /// The same benchmark on credit links (InfiniBand style, with the default
+    /// `[fabric.credit]` for an HPCC config: 8 VLs, 128 KiB per ingress port and VL, granted
+    /// as `--credit-grant` says) or PFC on every link. Default: the config's (an HPCC
+    /// config's is PFC).
+    #[arg(long, value_parser = ["pfc", "credit"])]
+    flow_control: Option<String>,
     /// How credit switches size a VL's receive buffer: shared (the 128 KiB reserved plus
     /// what the dynamic threshold grants from the shared buffer, as the PFC run's switches
     /// share theirs) or static (the 128 KiB only: the egress queues then stay below the
     /// config's ECN thresholds, DCQCN gets no marks and the fabric backs up). Default:
-    /// shared. Only with `--flow-control credit`.
+    /// shared for an HPCC config, the scenario's own for a scenario. Only with
+    /// `--flow-control credit`.
     #[arg(long, value_parser = ["shared", "static"])]
     credit_grant: Option<String>,
     /// Print the figures as one JSON object.
@@ -76,48 +86,76 @@ pub struct BenchArgs {
     threads: Option<u16>,
 }
 
+/// The configuration to benchmark: `--scenario`'s, `--hpcc-config`'s, or the example
+/// config of `--cc`.
+fn load(a: &BenchArgs) -> Result<SimConfig> {
+    if let Some(path) = &a.scenario {
+        let s = scenario::load(path).map_err(crate::run::scenario_report)?;
+        for w in &s.warnings {
+            errln!("warning: {}: {w}", path.display());
+        }
+        return Ok(s.config);
+    }
+    let path = a
+        .hpcc_config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(a.cc.config()));
+    Ok(hpcc_config::load(&path).map_err(|e| miette!("{e}"))?.config)
+}
+
 /// Runs `headroom bench`.
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
-    if a.flow_control != "credit" && a.credit_grant.is_some() {
+    if a.flow_control.as_deref() != Some("credit") && a.credit_grant.is_some() {
         return Err(miette!(
             "--credit-grant: applies to credit links only; add --flow-control credit"
         ));
     }
     let load_start = Instant::now();
-    let path = a
-        .hpcc_config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(a.cc.config()));
-    let mut run = hpcc_config::load(&path).map_err(|e| miette!("{e}"))?;
-    run.config.switch.ecn.detector = match a.detector.as_str() {
-        "tcd" => DetectorConfig::Tcd {
-            max_t_on: None,
-            threshold: None,
-        },
-        "tcd-released" => DetectorConfig::TcdReleased(ReleasedConfig::default()),
-        _ => DetectorConfig::Red,
-    };
-    run.config
-        .switch
-        .ecn
-        .validate()
-        .map_err(|reason| miette!("--detector {}: {reason}", a.detector))?;
-    if a.flow_control == "credit" {
-        run.config.fabric.kind = FlowControlKind::Credit;
-        run.config.fabric.credit.grant = match a.credit_grant.as_deref() {
-            Some("static") => CreditGrant::Static,
-            _ => CreditGrant::Shared,
+    let mut config = load(&a)?;
+    if let Some(detector) = &a.detector {
+        config.switch.ecn.detector = match detector.as_str() {
+            "tcd" => DetectorConfig::Tcd {
+                max_t_on: None,
+                threshold: None,
+            },
+            "tcd-released" => DetectorConfig::TcdReleased(ReleasedConfig::default()),
+            _ => DetectorConfig::Red,
         };
-        run.config
+        config
+            .switch
+            .ecn
             .validate()
-            .map_err(|e| miette!("--flow-control credit: {e}"))?;
+            .map_err(|reason| miette!("--detector {detector}: {reason}"))?;
+    }
+    if let Some(kind) = &a.flow_control {
+        // One kind on every link: a link's own overrides go.
+        for link in config.fabric.links.values_mut() {
+            link.kind = None;
+        }
+        config.fabric.kind = if kind == "credit" {
+            match a.credit_grant.as_deref() {
+                Some("static") => config.fabric.credit.grant = CreditGrant::Static,
+                // An HPCC config's switches share their buffer: so do the credit ones.
+                Some(_) | None if a.scenario.is_none() => {
+                    config.fabric.credit.grant = CreditGrant::Shared
+                }
+                Some(_) => config.fabric.credit.grant = CreditGrant::Shared,
+                None => {} // the scenario's own
+            }
+            FlowControlKind::Credit
+        } else {
+            FlowControlKind::Pfc
+        };
+        config
+            .validate()
+            .map_err(|e| miette!("--flow-control {kind}: {e}"))?;
     }
     // The benchmark writes no files: it keeps no PAUSE or credit-wait log either.
-    run.config.record.omit_pfc_log = true;
-    run.config.record.omit_credit_log = true;
-    let flows = run.config.flows.len();
-    let hosts = run.config.topology.hosts().len();
-    let mut sim = crate::run::build("bench", run.config, a.threads, a.json)?;
+    config.record.omit_pfc_log = true;
+    config.record.omit_credit_log = true;
+    let flows = config.flows.len();
+    let hosts = config.topology.hosts().len();
+    let mut sim = crate::run::build("bench", config, a.threads, a.json)?;
     let setup = load_start.elapsed();
     let t0 = Instant::now();
     sim.run_until(headroom_mech::units::Time::MAX);

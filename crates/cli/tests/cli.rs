@@ -305,3 +305,40 @@ fn every_hpcc_simulator_mode_runs_from_its_example_config() {
         );
     }
 }
+
+/// `headroom bench --scenario` runs any scenario without writing its outputs.
+#[test]
+fn bench_runs_a_scenario_file() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flow-channels/fig6a-chain.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "bench",
+            "--scenario",
+            example.to_str().expect("utf-8 path"),
+            "--threads",
+            "1",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["hosts"], 12);
+    assert_eq!(v["flows"], 11);
+    assert_eq!(v["threads"], 1);
+    assert!(v["events"].as_u64().expect("events") > 100_000, "{v}");
+    // The scenario's stop time (4 ms): the 1 GB flows do not finish.
+    assert_eq!(v["finished"], 0);
+    assert!(
+        (v["simulated_ms"].as_f64().expect("ms") - 4.0).abs() < 1e-6,
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).expect("dir").count(),
+        0,
+        "bench writes no files"
+    );
+}

@@ -198,6 +198,10 @@ const CASES: &[(&str, Option<&str>)] = &[
         ("bench --threads 0", None),
         ("bench --credit-grant static", Some("--flow-control credit")),
         ("bench --flow-control credit --credit-grant none", None),
+        ("bench --scenario missing.toml", Some("missing.toml")),
+        ("bench --scenario garbage.bin", None),
+        ("bench --scenario /dev/zero", None),
+        ("bench --scenario empty.txt --cc hpcc", Some("--cc")),
         // sonic plan / show / diff / config.
         ("sonic plan --config-db missing.json", None),
         ("sonic plan --config-db dir", None),
