@@ -447,10 +447,13 @@ fn parse_in(cx: &Cx) -> Result<Scenario, ScenarioError> {
 
     let topo_field = top.req(cx, "topology")?;
     let topo_span = topo_field.span();
-    let (topology, link_fabric) = parse_topology(cx, &topo_field)?;
+    let network = parse_topology(cx, &topo_field)?;
 
-    let mut config = SimConfig::new(topology, Vec::new());
-    config.fabric.links = link_fabric;
+    let mut config = SimConfig::new(network.topology, Vec::new());
+    config.fabric.links = network.links;
+    if let Some(bytes) = network.frame_overhead {
+        config.link.frame_overhead = bytes;
+    }
     config.seed = seed;
     config.stop_time = stop_time;
     if let Some(f) = top.get(cx, "routing") {

@@ -18,6 +18,17 @@ use std::collections::BTreeMap;
 /// A topology and the fabric settings of its single links.
 pub(super) type TopologyAndLinks = (Topology, BTreeMap<usize, LinkFabric>);
 
+/// Largest `frame_overhead`: Ethernet's is 20 B; more than this is a typo.
+const MAX_FRAME_OVERHEAD: u64 = 1000;
+
+/// What `[topology]` describes: the network, its single links' fabric settings, and the
+/// wire's per-frame overhead if given.
+pub(super) struct Network {
+    pub(super) topology: Topology,
+    pub(super) links: BTreeMap<usize, LinkFabric>,
+    pub(super) frame_overhead: Option<u64>,
+}
+
 /// Every topology kind with the keys its `[topology]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
 pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
@@ -30,12 +41,23 @@ pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
             "host_rate",
             "bottleneck_rate",
             "delay",
+            "frame_overhead",
         ],
     ),
-    ("star", &["kind", "hosts", "rate", "delay"]),
+    (
+        "star",
+        &["kind", "hosts", "rate", "delay", "frame_overhead"],
+    ),
     (
         "chain",
-        &["kind", "switches", "hosts_per_switch", "rate", "delay"],
+        &[
+            "kind",
+            "switches",
+            "hosts_per_switch",
+            "rate",
+            "delay",
+            "frame_overhead",
+        ],
     ),
     (
         "leaf-spine",
@@ -48,11 +70,18 @@ pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
             "uplink_rate",
             "oversubscription",
             "delay",
+            "frame_overhead",
         ],
     ),
-    ("fat-tree", &["kind", "k", "rate", "delay"]),
-    ("links", &["kind", "hosts", "switches", "link"]),
-    ("hpcc-file", &["kind", "file"]),
+    (
+        "fat-tree",
+        &["kind", "k", "rate", "delay", "frame_overhead"],
+    ),
+    (
+        "links",
+        &["kind", "hosts", "switches", "link", "frame_overhead"],
+    ),
+    ("hpcc-file", &["kind", "file", "frame_overhead"]),
 ];
 
 fn count(cx: &Cx, t: &mut Tbl, key: &str, lo: u64) -> Res<usize> {
@@ -60,7 +89,7 @@ fn count(cx: &Cx, t: &mut Tbl, key: &str, lo: u64) -> Res<usize> {
     Ok(t.req(cx, key)?.uint(cx, lo, builders::MAX_NODES as u64)? as usize)
 }
 
-pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<TopologyAndLinks> {
+pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Network> {
     let mut t = f.table(cx)?;
     let kind_f = t.req(cx, "kind")?;
     let kind = kind_f.str(cx)?;
@@ -75,6 +104,30 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<TopologyAndLinks> {
         ));
     };
     t.check_keys_with(cx, known, &format!("kind = \"{kind}\""))?;
+    let frame_overhead = match t.get(cx, "frame_overhead") {
+        Some(o) => {
+            let bytes = o.bytes(cx)?;
+            if bytes > MAX_FRAME_OVERHEAD {
+                return Err(o.err(
+                    cx,
+                    format!(
+                        "{bytes} B of preamble and gap per frame; at most \
+                         {MAX_FRAME_OVERHEAD} B (Ethernet's is 20 B)"
+                    ),
+                ));
+            }
+            Some(bytes)
+        }
+        None => None,
+    };
+    if kind == "links" {
+        let (topology, links) = parse_links(cx, &mut t)?;
+        return Ok(Network {
+            topology,
+            links,
+            frame_overhead,
+        });
+    }
     let bad = |e: TopologyError| kind_f.err(cx, e.to_string());
     let topology = match kind {
         "dumbbell" => {
@@ -132,9 +185,8 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<TopologyAndLinks> {
             let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
             builders::fat_tree(k, rate, delay).map_err(bad)
         }
-        "links" => return parse_links(cx, &mut t),
         _ => {
-            // "hpcc-file": the only kind of TOPOLOGY_KINDS left.
+            // "hpcc-file": the only kind of TOPOLOGY_KINDS left ("links" returned above).
             let ff = t.req(cx, "file")?;
             let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_TEXT_BYTES)?;
             crate::topology::hpcc::parse(&text, &shown).map_err(|e| match e {
@@ -145,7 +197,11 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<TopologyAndLinks> {
             })
         }
     }?;
-    Ok((topology, BTreeMap::new()))
+    Ok(Network {
+        topology,
+        links: BTreeMap::new(),
+        frame_overhead,
+    })
 }
 
 fn parse_links(cx: &Cx, t: &mut Tbl) -> Res<TopologyAndLinks> {
