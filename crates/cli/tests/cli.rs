@@ -342,3 +342,49 @@ fn bench_runs_a_scenario_file() {
         "bench writes no files"
     );
 }
+
+/// `examples/htsim/permutation-k4.toml` runs htsim's connection matrix as it is: the 16
+/// flows of the matrix, in its order of hosts, all delivered.
+#[test]
+fn an_htsim_connection_matrix_runs_as_written() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/htsim/permutation-k4.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "run",
+            example.to_str().expect("utf-8 path"),
+            "--no-plots",
+            "--quiet",
+            "--out",
+            "run",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let flows = std::fs::read_to_string(dir.path().join("run/flows.csv")).expect("flows.csv");
+    let rows: Vec<Vec<&str>> = flows
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 16);
+    let matrix = std::fs::read_to_string(example.with_file_name("perm-16n-2MB.cm")).expect("cm");
+    let mut pairs: Vec<(String, String)> = matrix
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.split_once("->"))
+        .map(|(s, d)| (s.to_string(), d.to_string()))
+        .collect();
+    let mut got: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r[1].to_string(), r[2].to_string()))
+        .collect();
+    pairs.sort();
+    got.sort();
+    // A k = 4 fat tree numbers its 16 hosts 0..16: htsim's node i is host i.
+    assert_eq!(got, pairs);
+    for r in &rows {
+        assert_eq!(r[4], "2000000");
+        assert!(!r[6].is_empty(), "flow {} finished", r[0]);
+    }
+}

@@ -1072,6 +1072,38 @@ const CDF_LINES: &[&str] = &[
     "x y",
 ];
 
+/// First lines of htsim connection matrices (the 4-host star of `referencing_scenario`).
+const CM_HEADERS: &[&str] = &[
+    "Nodes 4\nConnections 2",
+    "Nodes 4\nConnections 1",
+    "Nodes 9\nConnections 1",
+    "# c\nNodes 4\nConnections 0",
+    "Nodes 4\nConnections 2\nTriggers 0",
+];
+
+/// Connection-matrix lines, valid and not.
+const CM_LINES: &[&str] = &[
+    "0->1 id 1 start 0 size 2000",
+    "2->3 id 2 start 1500000 size 100",
+    "3->0 start 7.5 size 1",
+    "1->2 size 10 start 0",
+    "0->8 start 0 size 10",
+    "0->0 start 0 size 10",
+    "0->1 start 0 size 0",
+    "0->1 id 0 start 0 size 10",
+    "0->1 id 3 trigger 1",
+    "0->1 start 0 size 10 prio 2",
+    "0->1 start -1 size 10",
+    "0->1 start 1e300 size 10",
+    "0->1 start 0 size 99999999999999999999",
+    "trigger id 1 oneshot",
+    "failure switch_type TOR switch_id 0 link_id 0",
+    "Connections 3",
+    "->",
+    "# comment",
+    "",
+];
+
 /// A file: a header and lines drawn from `lines` or random text, optionally cut short.
 fn file_text(
     headers: &'static [&'static str],
@@ -1111,6 +1143,7 @@ fn referencing_scenario(kind: &str, file: &Path) -> String {
     match kind {
         "topology" => format!("stop_time = \"10us\"\n[topology]\nkind = \"hpcc-file\"\nfile = \"{f}\"\n"),
         "flows" => format!("stop_time = \"10us\"\n{star}[[workload]]\nkind = \"flow-file\"\nfile = \"{f}\"\n"),
+        "htsim-cm" => format!("stop_time = \"10us\"\n{star}[[workload]]\nkind = \"htsim-cm\"\nfile = \"{f}\"\n"),
         _ => format!(
             "stop_time = \"10us\"\n{star}[[workload]]\nkind = \"poisson\"\nload = 0.5\ncdf_file = \"{f}\"\nduration = \"20us\"\n"
         ),
@@ -1154,6 +1187,11 @@ proptest! {
     #[test]
     fn flow_files_are_accepted_or_located(text in file_text(FLOW_HEADERS, FLOW_LINES)) {
         check_file("flows", &text, headroom_sim::workload::hpcc::parse);
+    }
+
+    #[test]
+    fn htsim_matrices_are_accepted_or_located(text in file_text(CM_HEADERS, CM_LINES)) {
+        check_file("htsim-cm", &text, headroom_sim::workload::htsim_cm::parse);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use headroom_mech::units::{Rate, Time};
 
 /// Every workload kind with the keys its `[[workload]]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
-pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
+pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 8] = [
     (
         "poisson",
         &[
@@ -89,6 +89,7 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 7] = [
         &["kind", "size", "start", "prio", "hosts", "app"],
     ),
     ("flow-file", &["kind", "file", "app"]),
+    ("htsim-cm", &["kind", "file", "prio", "app"]),
     ("flows", &["kind", "flow", "app"]),
 ];
 
@@ -425,6 +426,49 @@ pub(super) fn parse_workload(
             if flows.len() > out.room() {
                 return Err(ff.err(cx, too_many(flows.len())));
             }
+            out.add((&ff.name, ff.span()), flows, app);
+        }
+        "htsim-cm" => {
+            let ff = t.req(cx, "file")?;
+            let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_FLOW_FILE_BYTES)?;
+            let file_err = |line: usize, reason: String| {
+                cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
+            };
+            let matrix = crate::workload::htsim_cm::parse(&text, &shown).map_err(|e| match e {
+                WorkloadError::File { line, reason, .. } => file_err(line, reason),
+                other => file_err(0, other.to_string()),
+            })?;
+            let hosts = topo.hosts();
+            if matrix.nodes as usize > hosts.len() {
+                return Err(file_err(
+                    0,
+                    format!(
+                        "the matrix has {} nodes, the topology {} hosts (htsim's node i is \
+                         the topology's i-th host)",
+                        matrix.nodes,
+                        hosts.len()
+                    ),
+                ));
+            }
+            if matrix.connections.len() > out.room() {
+                return Err(ff.err(cx, too_many(matrix.connections.len())));
+            }
+            let prios = prio_classes(cx, &mut t, lossless)?;
+            let mut flows: Vec<FlowSpec> = matrix
+                .connections
+                .iter()
+                .enumerate()
+                .map(|(k, c)| FlowSpec {
+                    // Checked by the parser: below `nodes`, which is at most the hosts.
+                    src: hosts[c.src as usize],
+                    dst: hosts[c.dst as usize],
+                    prio: prios[0],
+                    size: c.size,
+                    start: c.start,
+                    dport: default_dport(k),
+                })
+                .collect();
+            generators::draw_prios(&mut flows, &prios, &mut rng(&mut t)?);
             out.add((&ff.name, ff.span()), flows, app);
         }
         _ => {

@@ -11,6 +11,7 @@ pub mod cdf;
 pub mod fan_in;
 pub mod generators;
 pub mod hpcc;
+pub mod htsim_cm;
 pub mod leaves;
 pub mod ns3_rdma;
 
