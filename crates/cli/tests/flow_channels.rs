@@ -53,17 +53,19 @@ fn delivered(flows_csv: &Path) -> Vec<f64> {
         .collect()
 }
 
-#[test]
-fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equal() {
-    let example =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flow-channels/fig6a-chain.toml");
+/// Runs `examples/flow-channels/<example>` under each of `arbitrations` (comma-separated)
+/// into `cmp/` of a fresh directory, which it returns.
+fn compare_arbitrations(example: &str, arbitrations: &str) -> tempfile::TempDir {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flow-channels")
+        .join(example);
     let dir = tempfile::tempdir().expect("tempdir");
     let o = headroom(
         &[
             "compare",
             example.to_str().expect("utf-8 path"),
             "--arbitration",
-            "input-port,flow",
+            arbitrations,
             "--no-plots",
             "--quiet",
             "--out",
@@ -72,6 +74,12 @@ fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equa
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
+#[test]
+fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equal() {
+    let dir = compare_arbitrations("fig6a-chain.toml", "input-port,flow");
 
     let port = delivered(&dir.path().join("cmp/input-port/flows.csv"));
     let total: f64 = port.iter().sum();
@@ -115,23 +123,7 @@ fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equa
 
 #[test]
 fn application_arbitration_shares_by_application_not_by_flow_count() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/flow-channels/app-fairness.toml");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let o = headroom(
-        &[
-            "compare",
-            example.to_str().expect("utf-8 path"),
-            "--arbitration",
-            "flow,input-port,application",
-            "--no-plots",
-            "--quiet",
-            "--out",
-            "cmp",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = compare_arbitrations("app-fairness.toml", "flow,input-port,application");
     // Flow 0 is application 1's only flow (host 0 starts first, at 0 ns).
     let share_of_x = |arbitration: &str| {
         let d = delivered(&dir.path().join(format!("cmp/{arbitration}/flows.csv")));

@@ -340,6 +340,14 @@ mod tests {
         sent
     }
 
+    /// The flows of the packets [`drain`] sends, in order.
+    fn drained_flows(a: &mut Arbitration, arena: &mut Arena, port: &mut Port) -> Vec<u32> {
+        drain(a, arena, port)
+            .iter()
+            .map(|&k| arena.get(k).flow)
+            .collect()
+    }
+
     fn port() -> Port {
         Port::new(0, 0, 1, Rate::from_gbps(100), Time::from_us(1), 0.0)
     }
@@ -378,10 +386,7 @@ mod tests {
         for &pkt in &pkts {
             a.push(&mut arena, (0, &mut p), (3, pkt), false);
         }
-        let flows: Vec<u32> = drain(&mut a, &mut arena, &mut p)
-            .iter()
-            .map(|&k| arena.get(k).flow)
-            .collect();
+        let flows = drained_flows(&mut a, &mut arena, &mut p);
         assert_eq!(flows, vec![5, 5, 6, 7, 5]);
         let c = &a.classes[0];
         assert!(c.key_of_flow.is_empty(), "no flow keeps a key once drained");
@@ -411,10 +416,7 @@ mod tests {
         for &pkt in &pkts {
             a.push(&mut arena, (0, &mut p), (3, pkt), true);
         }
-        let flows: Vec<u32> = drain(&mut a, &mut arena, &mut p)
-            .iter()
-            .map(|&k| arena.get(k).flow)
-            .collect();
+        let flows = drained_flows(&mut a, &mut arena, &mut p);
         // Application 1 gets every other turn while it has packets.
         assert_eq!(flows, vec![0, 1, 0, 2, 3, 4, 1, 2, 3, 4]);
         // From another switch every flow is in group 0: flow round-robin.
@@ -423,10 +425,7 @@ mod tests {
         for &pkt in &pkts {
             b.push(&mut arena, (0, &mut q), (3, pkt), false);
         }
-        let flows: Vec<u32> = drain(&mut b, &mut arena, &mut q)
-            .iter()
-            .map(|&k| arena.get(k).flow)
-            .collect();
+        let flows = drained_flows(&mut b, &mut arena, &mut q);
         assert_eq!(flows, vec![0, 1, 2, 3, 4, 0, 1, 2, 3, 4]);
     }
 
