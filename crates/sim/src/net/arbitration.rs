@@ -10,11 +10,13 @@
 //! the staged packet leaves. Port and flow arbitration put every key in application group
 //! (APPG) 0; application arbitration puts a flow that came in from a host in its
 //! application's group and one that came from another switch in group 0, as the patent
-//! maps a fabric port's traffic, so that applications share an output before flows do. The class's byte count
-//! (`EgressQueue::bytes`, which marking, INT and DWRR read) and the MMU's accounting cover
-//! the sub-queues as well: arbitration changes the order packets leave in, nothing else.
+//! maps a fabric port's traffic, so that applications share an output before flows do.
+//! The class's byte count (`EgressQueue::bytes`, which marking, INT and DWRR read) and the
+//! MMU's accounting cover the sub-queues as well: arbitration changes the order packets
+//! leave in, nothing else.
 //!
-//! Invariants (checked by [`Arbitration::check`] in the tests): a class's staged slot is
+//! Invariants (checked by [`Arbitration::check`], which `Simulation::check_invariants`
+//! calls, so every test that checks a run checks them): a class's staged slot is
 //! empty only while all its sub-queues are; a key is queued in the arbiter exactly while its
 //! sub-queue holds packets; a flow's key is released when its sub-queue empties, so the key
 //! table holds the flows with packets queued here and nothing else.
