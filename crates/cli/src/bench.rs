@@ -133,14 +133,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             link.kind = None;
         }
         config.fabric.kind = if kind == "credit" {
-            match a.credit_grant.as_deref() {
-                Some("static") => config.fabric.credit.grant = CreditGrant::Static,
+            match (a.credit_grant.as_deref(), &a.scenario) {
+                (Some("static"), _) => config.fabric.credit.grant = CreditGrant::Static,
+                (None, Some(_)) => {} // the scenario's own
                 // An HPCC config's switches share their buffer: so do the credit ones.
-                Some(_) | None if a.scenario.is_none() => {
-                    config.fabric.credit.grant = CreditGrant::Shared
-                }
-                Some(_) => config.fabric.credit.grant = CreditGrant::Shared,
-                None => {} // the scenario's own
+                _ => config.fabric.credit.grant = CreditGrant::Shared,
             }
             FlowControlKind::Credit
         } else {

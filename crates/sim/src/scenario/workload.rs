@@ -414,12 +414,8 @@ pub(super) fn parse_workload(
         "flow-file" => {
             let ff = t.req(cx, "file")?;
             let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_FLOW_FILE_BYTES)?;
-            let flows = crate::workload::hpcc::parse(&text, &shown).map_err(|e| match e {
-                WorkloadError::File { line, reason, .. } => {
-                    cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
-                }
-                other => cx.file_err(&ff.name, ff.span(), path.clone(), 0, other.to_string()),
-            })?;
+            let flows = crate::workload::hpcc::parse(&text, &shown)
+                .map_err(|e| located(cx, &ff, &path, e))?;
             if let Some((line, reason)) = flow_file_node_error(&text, topo) {
                 return Err(cx.file_err(&ff.name, ff.span(), path, line, reason));
             }
@@ -431,16 +427,14 @@ pub(super) fn parse_workload(
         "htsim-cm" => {
             let ff = t.req(cx, "file")?;
             let (path, shown, text) = read_referenced(cx, &ff, crate::input::MAX_FLOW_FILE_BYTES)?;
-            let file_err = |line: usize, reason: String| {
-                cx.file_err(&ff.name, ff.span(), path.clone(), line, reason)
-            };
-            let matrix = crate::workload::htsim_cm::parse(&text, &shown).map_err(|e| match e {
-                WorkloadError::File { line, reason, .. } => file_err(line, reason),
-                other => file_err(0, other.to_string()),
-            })?;
+            let matrix = crate::workload::htsim_cm::parse(&text, &shown)
+                .map_err(|e| located(cx, &ff, &path, e))?;
             let hosts = topo.hosts();
             if matrix.nodes as usize > hosts.len() {
-                return Err(file_err(
+                return Err(cx.file_err(
+                    &ff.name,
+                    ff.span(),
+                    path,
                     0,
                     format!(
                         "the matrix has {} nodes, the topology {} hosts (htsim's node i is \
@@ -512,6 +506,17 @@ pub(super) fn parse_workload(
         }
     }
     Ok(())
+}
+
+/// Error `e` of the file at `path` that field `f` names, at the file's line (0: the whole
+/// file).
+fn located(cx: &Cx, f: &Fld, path: &std::path::Path, e: WorkloadError) -> super::ScenarioError {
+    match e {
+        WorkloadError::File { line, reason, .. } => {
+            cx.file_err(&f.name, f.span(), path.to_path_buf(), line, reason)
+        }
+        other => cx.file_err(&f.name, f.span(), path.to_path_buf(), 0, other.to_string()),
+    }
 }
 
 /// The destination port of the `k`-th flow of a `flows` workload without a `dport`:
@@ -596,12 +601,7 @@ fn parse_cdf(cx: &Cx, t: &mut Tbl) -> Res<SizeCdf> {
         }
         (None, Some(f)) => {
             let (path, shown, text) = read_referenced(cx, &f, crate::input::MAX_TEXT_BYTES)?;
-            SizeCdf::parse(&text, &shown).map_err(|e| match e {
-                WorkloadError::File { line, reason, .. } => {
-                    cx.file_err(&f.name, f.span(), path.clone(), line, reason)
-                }
-                other => cx.file_err(&f.name, f.span(), path.clone(), 0, other.to_string()),
-            })
+            SizeCdf::parse(&text, &shown).map_err(|e| located(cx, &f, &path, e))
         }
     }
 }
