@@ -10,7 +10,7 @@
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_sim::config::SimConfig;
-use headroom_sim::config::{CreditGrant, DetectorConfig, FlowControlKind};
+use headroom_sim::config::{CreditGrant, DetectorConfig, FabricConfig};
 use headroom_sim::{hpcc_config, scenario};
 use miette::{miette, Result};
 use std::path::PathBuf;
@@ -65,9 +65,11 @@ pub struct BenchArgs {
     detector: Option<String>,
     /// The same benchmark on credit links (InfiniBand style, with the default
     /// `[fabric.credit]` for an HPCC config: 8 VLs, 128 KiB per ingress port and VL, granted
-    /// as `--credit-grant` says) or PFC on every link. Default: the config's (an HPCC
-    /// config's is PFC).
-    #[arg(long, value_parser = ["pfc", "credit"])]
+    /// as `--credit-grant` says), PFC on every link, or flow channels over the links
+    /// (`flow-channels`: over PFC links unless the scenario's are credit; the scenario's
+    /// `[fabric.flow_channels]`, or its defaults). Default: the config's (an HPCC config's
+    /// is PFC).
+    #[arg(long, value_parser = FabricConfig::KINDS)]
     flow_control: Option<String>,
     /// How credit switches size a VL's receive buffer: shared (the 128 KiB reserved plus
     /// what the dynamic threshold grants from the shared buffer, as the PFC run's switches
@@ -129,20 +131,18 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     if let Some(kind) = &a.flow_control {
         // One kind on every link: a link's own overrides go.
-        for link in config.fabric.links.values_mut() {
-            link.kind = None;
-        }
-        config.fabric.kind = if kind == "credit" {
+        config
+            .fabric
+            .set_kind(kind)
+            .map_err(|e| miette!("--flow-control: {e}"))?;
+        if kind == "credit" {
             match (a.credit_grant.as_deref(), &a.scenario) {
                 (Some("static"), _) => config.fabric.credit.grant = CreditGrant::Static,
                 (None, Some(_)) => {} // the scenario's own
                 // An HPCC config's switches share their buffer: so do the credit ones.
                 _ => config.fabric.credit.grant = CreditGrant::Shared,
             }
-            FlowControlKind::Credit
-        } else {
-            FlowControlKind::Pfc
-        };
+        }
         config
             .validate()
             .map_err(|e| miette!("--flow-control {kind}: {e}"))?;

@@ -13,8 +13,8 @@
 use clap::Args;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_sim::config::{
-    Arbitration, CcConfig, DetectorConfig, FlowControlKind, SchemeConfig, ShpPool, SimConfig,
-    SwitchConfig, WindowConfig,
+    Arbitration, CcConfig, DetectorConfig, SchemeConfig, ShpPool, SimConfig, SwitchConfig,
+    WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::output::{self, nearest_rank, WriteOptions};
@@ -45,9 +45,10 @@ pub struct CompareArgs {
     /// others).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc"])]
     detector: Vec<String>,
-    /// Compare link flow control instead, comma-separated: pfc, credit, each on every link
-    /// (the scenario's `[fabric.credit]` parameters for credit links, their defaults
-    /// without it).
+    /// Compare link flow control instead, comma-separated: pfc, credit, flow-channels, each
+    /// on every link (the scenario's `[fabric.credit]` and `[fabric.flow_channels]`
+    /// parameters, their defaults without them; flow channels over PFC links unless the
+    /// scenario's fabric is credit).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["mmu", "cc", "detector"])]
     flow_control: Vec<String>,
     /// Compare arbitrations within a switch egress queue instead, comma-separated: fifo,
@@ -297,22 +298,13 @@ fn with_detector(base: &SimConfig, name: &str) -> Result<SimConfig> {
     Ok(cfg)
 }
 
-/// The configuration of `base` with link flow control `name` (`pfc`, `credit`) on every
-/// link (a link's own `flow_control` is overridden).
+/// The configuration of `base` with fabric kind `name` (`pfc`, `credit`, `flow-channels`)
+/// on every link (a link's own `flow_control` is overridden).
 fn with_flow_control(base: &SimConfig, name: &str) -> Result<SimConfig> {
     let mut cfg = base.clone();
-    for link in cfg.fabric.links.values_mut() {
-        link.kind = None;
-    }
-    cfg.fabric.kind = match name {
-        "pfc" => FlowControlKind::Pfc,
-        "credit" => FlowControlKind::Credit,
-        other => {
-            return Err(miette!(
-                "--flow-control: unknown kind `{other}` (expected pfc or credit)"
-            ))
-        }
-    };
+    cfg.fabric
+        .set_kind(name)
+        .map_err(|e| miette!("--flow-control: {e}"))?;
     cfg.validate()
         .map_err(|e| miette!("--flow-control {name}: {e}"))?;
     Ok(cfg)

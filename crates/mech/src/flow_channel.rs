@@ -18,25 +18,28 @@
 //! ack_flow        units acknowledged        total_extent = next_data_flow − ack_flow
 //! ```
 //!
-//! While `flow_extent > 0` the channel's packets must leave by its `follow_port` (the
-//! path its earlier packets took: no reordering); at 0 the switch may choose any port (by
-//! load). A packet that leaves by an output towards a host is delivered: the switch is the
-//! egress edge and acknowledges it at once. Acknowledgements travel back along the channel:
-//! an ACK for `n` units arriving on an output port names the id on that link; the OFCT
-//! gives the input port and incoming id to pass it on to.
+//! A switch that queues by output routes a packet when it arrives, so the patent's rule
+//! "while `flow_extent > 0` a packet follows `follow_port`" becomes: while any of the
+//! channel's packets is queued here or unacknowledged downstream, its packets leave by its
+//! `follow_port` ([`FlowChannels::pinned`]); a channel with nothing here is released, and
+//! the next packet may take any path (adaptive routing without reordering). A packet that
+//! leaves by an output towards a host is delivered: the switch is the egress edge and
+//! acknowledges it at once. Acknowledgements travel back along the channel: an ACK for `n`
+//! units arriving on an output port names the id on that link; the OFCT gives the input
+//! port and incoming id to pass it on to.
 //!
 //! Invariants (checked by [`FlowChannels::check`] and the tests at the bottom):
-//! - an id is in use in an IFCT exactly while its channel's `total_extent > 0`; an output
-//!   entry exactly while its channel has units unacknowledged on that link, and then it is
-//!   the channel's `follow_port` entry; so a drained switch holds no channel (no table
-//!   leaks);
+//! - an id is in use in an IFCT exactly while its channel's `total_extent > 0`, and its
+//!   output entry (unless it leads to a host) exactly as long, on its `follow_port`; so a
+//!   drained switch holds no channel (no table leaks);
 //! - `ack_flow ≤ data_flow ≤ next_data_flow` for every channel;
 //! - no table holds more than `table_size` ids: a full one refuses a new channel
-//!   ([`FlowChannelError::TableFull`]; the driver backs the packet up, which in the end
-//!   pauses the link feeding it).
+//!   ([`FlowChannelError::TableFull`]; the driver holds the packet back, which in the end
+//!   pauses the link feeding it); a refused operation changes nothing.
 
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use thiserror::Error;
 
 /// Parameters of a switch's flow-channel tables (the patent's example values are the
@@ -47,6 +50,13 @@ pub struct FlowChannelConfig {
     pub table_size: u16,
     /// Bytes per unit of the progress counters (the patent's examples: 256 or 24).
     pub unit: u32,
+}
+
+impl FlowChannelConfig {
+    /// Units of a packet of `bytes` (at least one).
+    pub fn units(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(u64::from(self.unit.max(1))).max(1)
+    }
 }
 
 impl Default for FlowChannelConfig {
@@ -79,7 +89,7 @@ pub enum FlowChannelError {
         id: u16,
     },
     /// A packet would leave by another port than its channel's `follow_port` while earlier
-    /// packets are unacknowledged (it could overtake them).
+    /// packets are queued or unacknowledged (it could overtake them).
     #[error("channel {id} of input port {in_port} must follow port {follow}, not {chosen}")]
     Misrouted {
         /// The input port.
@@ -112,7 +122,7 @@ pub struct InputChannel {
     pub data_flow: u64,
     /// Units acknowledged from downstream.
     pub ack_flow: u64,
-    /// The output its units in flight took (meaningful while `flow_extent > 0`).
+    /// The output all its packets take, queued here or in flight.
     pub follow_port: u16,
     /// Its id on `follow_port`'s link (`None` if that output leads to a host).
     pub out_id: Option<u16>,
@@ -140,11 +150,16 @@ impl InputChannel {
 /// The ids of one port's table. A port's ids are either handed out here, lowest free first
 /// (an input from a host, an output), or taken as the upstream switch picked them (an
 /// input from a switch).
+///
+/// Invariant: `free` holds each id at most once, and only ids not in use, so it never
+/// grows past `size`.
 #[derive(Clone, Debug)]
 struct Ids<T> {
     entries: Vec<Option<T>>,
-    /// Ids released, to hand out again (lowest first).
+    /// Ids released, to hand out again (lowest first); kept only by a table that hands
+    /// ids out.
     free: BinaryHeap<Reverse<u16>>,
+    hands_out: bool,
     used: usize,
     size: u16,
 }
@@ -154,6 +169,7 @@ impl<T> Ids<T> {
         Ids {
             entries: Vec::new(),
             free: BinaryHeap::new(),
+            hands_out: false,
             used: 0,
             size,
         }
@@ -162,16 +178,18 @@ impl<T> Ids<T> {
     /// A free id for `entry`, or `None` if all `size` are in use. The table grows as ids
     /// are first used, never past `size`.
     fn allocate(&mut self, entry: T) -> Option<u16> {
-        let id = loop {
-            match self.free.pop() {
-                Some(Reverse(id)) if self.entries[usize::from(id)].is_none() => break id,
-                Some(_) => continue,
-                None if self.entries.len() < usize::from(self.size) => {
-                    self.entries.push(None);
-                    break (self.entries.len() - 1) as u16;
-                }
-                None => return None,
+        debug_assert!(
+            self.hands_out || self.used == 0,
+            "a table takes ids or gives them"
+        );
+        self.hands_out = true;
+        let id = match self.free.pop() {
+            Some(Reverse(id)) => id,
+            None if self.entries.len() < usize::from(self.size) => {
+                self.entries.push(None);
+                (self.entries.len() - 1) as u16
             }
+            None => return None,
         };
         self.entries[usize::from(id)] = Some(entry);
         self.used += 1;
@@ -180,6 +198,7 @@ impl<T> Ids<T> {
 
     /// Takes id `id` (below `size`, not in use) for `entry`.
     fn occupy(&mut self, id: u16, entry: T) {
+        debug_assert!(!self.hands_out, "a table takes ids or gives them");
         let i = usize::from(id);
         if self.entries.len() <= i {
             self.entries.resize_with(i + 1, || None);
@@ -193,7 +212,9 @@ impl<T> Ids<T> {
         if let Some(e) = self.entries.get_mut(usize::from(id)) {
             if e.take().is_some() {
                 self.used -= 1;
-                self.free.push(Reverse(id));
+                if self.hands_out {
+                    self.free.push(Reverse(id));
+                }
             }
         }
     }
@@ -204,6 +225,11 @@ impl<T> Ids<T> {
 
     fn in_use(&self) -> usize {
         self.used
+    }
+
+    /// The free list's invariant: every id not in use is in it exactly once.
+    fn check_free(&self) -> bool {
+        !self.hands_out || self.free.len() + self.used == self.entries.len()
     }
 }
 
@@ -226,6 +252,26 @@ pub struct AckUpstream {
     pub released: bool,
 }
 
+/// How a packet names its channel on arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// From a host: the flow's match key (the edge table maps it to an id).
+    Edge(u64),
+    /// From a switch: the id the upstream switch picked for this link.
+    Link(u16),
+}
+
+/// A packet taken in by [`FlowChannels::receive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// Its channel's id on the input port.
+    pub in_id: u16,
+    /// The id it will carry on the output's link (`None`: the output leads to a host).
+    pub out_id: Option<u16>,
+    /// Its channel was made by this packet.
+    pub new: bool,
+}
+
 /// A packet forwarded by [`FlowChannels::forward`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Forwarded {
@@ -243,8 +289,9 @@ pub struct FlowChannels {
     inputs: Vec<Ids<InputChannel>>,
     /// Per output port: its OFCT.
     outputs: Vec<Ids<OutputChannel>>,
-    /// Per input port from a host: the EFCT, match key → id.
-    edge: Vec<HashMap<u64, u16>>,
+    /// Per input port from a host: the EFCT, match key → id (a fast hash: a lookup per
+    /// packet entering the fabric).
+    edge: Vec<FxHashMap<u64, u16>>,
 }
 
 impl FlowChannels {
@@ -254,13 +301,13 @@ impl FlowChannels {
             config,
             inputs: (0..ports).map(|_| Ids::new(config.table_size)).collect(),
             outputs: (0..ports).map(|_| Ids::new(config.table_size)).collect(),
-            edge: vec![HashMap::new(); ports],
+            edge: vec![FxHashMap::default(); ports],
         }
     }
 
     /// Units of a packet of `bytes` (at least one).
     pub fn units(&self, bytes: u64) -> u64 {
-        bytes.div_ceil(u64::from(self.config.unit.max(1))).max(1)
+        self.config.units(bytes)
     }
 
     /// The channel of input port `in_port`, id `id`, if in use.
@@ -284,80 +331,55 @@ impl FlowChannels {
             .map_or(0, Ids::in_use)
     }
 
-    /// Channels in use on every port, inputs and outputs.
+    /// Channels in use on every input port: each channel through the switch once.
     pub fn in_use(&self) -> usize {
-        let inputs: usize = self.inputs.iter().map(Ids::in_use).sum();
-        inputs + self.outputs.iter().map(Ids::in_use).sum::<usize>()
+        self.inputs.iter().map(Ids::in_use).sum()
     }
 
-    /// The id of the flow with match key `key` arriving from a host on `in_port` (the edge
-    /// table): its channel's, or a new channel's.
-    pub fn edge_id(&mut self, in_port: u16, key: u64) -> Result<u16, FlowChannelError> {
+    /// Whether output `out_port`'s link has an id free for a new channel.
+    pub fn output_has_room(&self, out_port: u16) -> bool {
+        self.outputs
+            .get(usize::from(out_port))
+            .is_some_and(|t| t.in_use() < usize::from(t.size))
+    }
+
+    /// The id a packet arriving on `in_port` as `arrival` belongs to, if its channel
+    /// exists.
+    fn existing(&self, in_port: u16, arrival: Arrival) -> Option<u16> {
         let p = usize::from(in_port);
-        if let Some(&id) = self.edge[p].get(&key) {
-            return Ok(id);
-        }
-        let channel = InputChannel {
-            edge_key: Some(key),
-            ..InputChannel::default()
+        let id = match arrival {
+            Arrival::Edge(key) => *self.edge.get(p)?.get(&key)?,
+            Arrival::Link(id) => id,
         };
-        let id = self.inputs[p]
-            .allocate(channel)
-            .ok_or(FlowChannelError::TableFull {
-                port: in_port,
-                size: self.config.table_size,
-            })?;
-        self.edge[p].insert(key, id);
-        Ok(id)
+        self.input(in_port, id).map(|_| id)
     }
 
-    /// A packet of `units` arrived on `in_port` with id `id` (the upstream switch's choice
-    /// for this link, or [`FlowChannels::edge_id`]'s): creates the channel if new. Returns
-    /// the output it must leave by, if its channel has units in flight.
+    /// The output a packet arriving on `in_port` as `arrival` must leave by: the one its
+    /// channel's earlier packets took, queued or in flight (`None`: the channel is new, any
+    /// output will do). A switch that queues by output routes a packet when it arrives,
+    /// so a channel is pinned to its path while any of its packets is here or
+    /// unacknowledged downstream; that keeps every flow in order.
+    pub fn pinned(&self, in_port: u16, arrival: Arrival) -> Option<u16> {
+        let id = self.existing(in_port, arrival)?;
+        self.input(in_port, id).map(|c| c.follow_port)
+    }
+
+    /// A packet of `units` arrived on `in_port` as `arrival` and is queued for `out_port`
+    /// (`to_host`: that output leads to a host). Creates the channel (and its id on the
+    /// output's link) if new. On an error nothing changes: a full table
+    /// ([`FlowChannelError::TableFull`]) means the packet must wait for a channel to be
+    /// released.
     pub fn receive(
         &mut self,
         in_port: u16,
-        id: u16,
+        arrival: Arrival,
         units: u64,
-    ) -> Result<Option<u16>, FlowChannelError> {
-        let table = &mut self.inputs[usize::from(in_port)];
-        if table.get_mut(id).is_none() {
-            // The upstream switch picked `id` for a new channel: ids are its output's to
-            // give, so the slot is free here.
-            if id >= table.size {
-                return Err(FlowChannelError::UnknownChannel { port: in_port, id });
-            }
-            table.occupy(id, InputChannel::default());
-        }
-        // Cannot fail: the entry was just found or made.
-        let c = table.get_mut(id).expect("the channel exists");
-        c.next_data_flow += units;
-        Ok((c.flow_extent() > 0).then_some(c.follow_port))
-    }
-
-    /// A packet of `units` of channel (`in_port`, `id`) leaves by `out_port`; `to_host`:
-    /// that output leads to a host, which the packet is delivered to (and acknowledged at
-    /// once). Returns the id it carries on the output's link and, when delivered, where
-    /// the ACK goes.
-    pub fn forward(
-        &mut self,
-        (in_port, id): (u16, u16),
-        out_port: u16,
-        units: u64,
-        to_host: bool,
-    ) -> Result<Forwarded, FlowChannelError> {
-        let unknown = FlowChannelError::UnknownChannel { port: in_port, id };
-        let c = *self.inputs[usize::from(in_port)]
-            .get_mut(id)
-            .ok_or(unknown)?;
-        if units > c.queue_extent() {
-            return Err(FlowChannelError::Counters {
-                in_port,
-                id,
-                what: "more forwarded than received",
-            });
-        }
-        let out_id = if c.flow_extent() > 0 {
+        (out_port, to_host): (u16, bool),
+    ) -> Result<Received, FlowChannelError> {
+        let p = usize::from(in_port);
+        if let Some(id) = self.existing(in_port, arrival) {
+            // Cannot fail: `existing` found it.
+            let c = self.inputs[p].get_mut(id).expect("the channel exists");
             if c.follow_port != out_port {
                 return Err(FlowChannelError::Misrouted {
                     in_port,
@@ -366,33 +388,120 @@ impl FlowChannels {
                     chosen: out_port,
                 });
             }
-            c.out_id
-        } else if to_host {
+            c.next_data_flow += units;
+            return Ok(Received {
+                in_id: id,
+                out_id: c.out_id,
+                new: false,
+            });
+        }
+        let size = self.config.table_size;
+        if let Arrival::Link(id) = arrival {
+            // The upstream switch picks the ids of its link, so a new one is free here.
+            if id >= size {
+                return Err(FlowChannelError::UnknownChannel { port: in_port, id });
+            }
+        } else if self.inputs[p].in_use() >= usize::from(size) {
+            return Err(FlowChannelError::TableFull {
+                port: in_port,
+                size,
+            });
+        }
+        if !to_host && !self.output_has_room(out_port) {
+            return Err(FlowChannelError::TableFull {
+                port: out_port,
+                size,
+            });
+        }
+        let edge_key = match arrival {
+            Arrival::Edge(key) => Some(key),
+            Arrival::Link(_) => None,
+        };
+        let channel = InputChannel {
+            next_data_flow: units,
+            follow_port: out_port,
+            edge_key,
+            ..InputChannel::default()
+        };
+        let in_id = match arrival {
+            Arrival::Link(id) => {
+                self.inputs[p].occupy(id, channel);
+                id
+            }
+            // Cannot fail: room was checked above.
+            Arrival::Edge(_) => self.inputs[p].allocate(channel).expect("room checked"),
+        };
+        if let Some(key) = edge_key {
+            self.edge[p].insert(key, in_id);
+        }
+        let out_id = if to_host {
             None
         } else {
-            // A new stretch of the channel: a fresh id on the chosen output's link.
-            let entry = OutputChannel { in_port, in_id: id };
-            let size = self.config.table_size;
-            Some(self.outputs[usize::from(out_port)].allocate(entry).ok_or(
-                FlowChannelError::TableFull {
-                    port: out_port,
-                    size,
-                },
-            )?)
+            let entry = OutputChannel { in_port, in_id };
+            // Cannot fail: room was checked above.
+            Some(
+                self.outputs[usize::from(out_port)]
+                    .allocate(entry)
+                    .expect("room checked"),
+            )
         };
-        // Cannot fail: looked up above.
+        // Cannot fail: just made.
+        self.inputs[p].get_mut(in_id).expect("just made").out_id = out_id;
+        Ok(Received {
+            in_id,
+            out_id,
+            new: true,
+        })
+    }
+
+    /// A packet of `units` of channel (`in_port`, `id`) leaves by its output. Returns the
+    /// id it carries on the output's link and, when delivered to a host (this switch is
+    /// the egress edge, which acknowledges it at once), where the ACK goes.
+    pub fn forward(
+        &mut self,
+        (in_port, id): (u16, u16),
+        units: u64,
+    ) -> Result<Forwarded, FlowChannelError> {
         let c = self.inputs[usize::from(in_port)]
             .get_mut(id)
-            .expect("the channel exists");
+            .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
+        if units > c.queue_extent() {
+            return Err(FlowChannelError::Counters {
+                in_port,
+                id,
+                what: "more forwarded than received",
+            });
+        }
         c.data_flow += units;
-        c.follow_port = out_port;
-        c.out_id = out_id;
-        let ack = if to_host {
-            Some(self.acknowledge(in_port, id, units)?)
-        } else {
-            None
+        let out_id = c.out_id;
+        let ack = match out_id {
+            None => Some(self.acknowledge(in_port, id, units)?),
+            Some(_) => None,
         };
         Ok(Forwarded { out_id, ack })
+    }
+
+    /// `units` of channel (`in_port`, `id`) queued here were dropped (a link failed, a
+    /// watchdog flushed the queue): they count as forwarded and acknowledged, and the
+    /// drop is acknowledged upstream like a delivery so that the channel is released all
+    /// along its path. Returns where that ACK goes.
+    pub fn discard(
+        &mut self,
+        (in_port, id): (u16, u16),
+        units: u64,
+    ) -> Result<AckUpstream, FlowChannelError> {
+        let c = self.inputs[usize::from(in_port)]
+            .get_mut(id)
+            .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
+        if units > c.queue_extent() {
+            return Err(FlowChannelError::Counters {
+                in_port,
+                id,
+                what: "more dropped than queued",
+            });
+        }
+        c.data_flow += units;
+        self.acknowledge(in_port, id, units)
     }
 
     /// An ACK for `units` came back on output `out_port` for the id `out_id` of its link.
@@ -403,17 +512,19 @@ impl FlowChannels {
         out_id: u16,
         units: u64,
     ) -> Result<AckUpstream, FlowChannelError> {
-        let o = *self.outputs[usize::from(out_port)].get_mut(out_id).ok_or(
-            FlowChannelError::UnknownChannel {
+        let o = *self
+            .outputs
+            .get_mut(usize::from(out_port))
+            .and_then(|t| t.get_mut(out_id))
+            .ok_or(FlowChannelError::UnknownChannel {
                 port: out_port,
                 id: out_id,
-            },
-        )?;
+            })?;
         self.acknowledge(o.in_port, o.in_id, units)
     }
 
     /// `units` of channel (`in_port`, `id`) were acknowledged downstream: count them,
-    /// release what is done.
+    /// release the channel once everything it brought is acknowledged.
     fn acknowledge(
         &mut self,
         in_port: u16,
@@ -433,14 +544,12 @@ impl FlowChannels {
         }
         c.ack_flow += units;
         let c = *c;
-        if c.flow_extent() == 0 {
-            if let Some(out_id) = c.out_id {
-                self.outputs[usize::from(c.follow_port)].release(out_id);
-            }
-        }
         let released = c.total_extent() == 0;
         if released {
             self.inputs[p].release(id);
+            if let Some(out_id) = c.out_id {
+                self.outputs[usize::from(c.follow_port)].release(out_id);
+            }
             if let Some(key) = c.edge_key {
                 self.edge[p].remove(&key);
             }
@@ -457,7 +566,10 @@ impl FlowChannels {
         let mut outputs_expected = vec![0usize; self.outputs.len()];
         for (p, t) in self.inputs.iter().enumerate() {
             let counted = t.entries.iter().filter(|e| e.is_some()).count();
-            if counted != t.in_use() || counted > usize::from(self.config.table_size) {
+            if counted != t.in_use()
+                || counted > usize::from(self.config.table_size)
+                || !t.check_free()
+            {
                 return Err(format!("input {p}: {} channels in use", t.in_use()));
             }
             for (id, c) in t.entries.iter().enumerate() {
@@ -470,24 +582,22 @@ impl FlowChannels {
                 if c.total_extent() == 0 {
                     return Err(format!("input {p} channel {id}: done but not released"));
                 }
-                if c.flow_extent() > 0 {
-                    if let Some(out_id) = c.out_id {
-                        let o = self.outputs[usize::from(c.follow_port)]
-                            .entries
-                            .get(usize::from(out_id))
-                            .copied()
-                            .flatten();
-                        if o != Some(OutputChannel {
-                            in_port: p as u16,
-                            in_id: id as u16,
-                        }) {
-                            return Err(format!(
-                                "input {p} channel {id}: output {} id {out_id} is not its own",
-                                c.follow_port
-                            ));
-                        }
-                        outputs_expected[usize::from(c.follow_port)] += 1;
+                if let Some(out_id) = c.out_id {
+                    let o = self.outputs[usize::from(c.follow_port)]
+                        .entries
+                        .get(usize::from(out_id))
+                        .copied()
+                        .flatten();
+                    if o != Some(OutputChannel {
+                        in_port: p as u16,
+                        in_id: id as u16,
+                    }) {
+                        return Err(format!(
+                            "input {p} channel {id}: output {} id {out_id} is not its own",
+                            c.follow_port
+                        ));
                     }
+                    outputs_expected[usize::from(c.follow_port)] += 1;
                 }
             }
             for (&key, &id) in &self.edge[p] {
@@ -498,9 +608,9 @@ impl FlowChannels {
             }
         }
         for (p, t) in self.outputs.iter().enumerate() {
-            if t.in_use() != outputs_expected[p] {
+            if t.in_use() != outputs_expected[p] || !t.check_free() {
                 return Err(format!(
-                    "output {p}: {} ids in use, {} channels in flight through it",
+                    "output {p}: {} ids in use, {} channels routed through it",
                     t.in_use(),
                     outputs_expected[p]
                 ));
@@ -514,6 +624,7 @@ impl FlowChannels {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     fn small() -> FlowChannelConfig {
         FlowChannelConfig {
@@ -526,86 +637,112 @@ mod tests {
     fn a_channel_lives_from_its_first_packet_to_its_last_ack() {
         // Switch with ports 0 (from a host), 1 (to the next switch), 2 (to a host).
         let mut fc = FlowChannels::new(3, small());
-        let id = fc.edge_id(0, 42).expect("room");
-        assert_eq!(fc.edge_id(0, 42), Ok(id), "one id per flow");
+        let flow = Arrival::Edge(42);
         assert_eq!(fc.units(1000), 4);
         assert_eq!(fc.units(1), 1);
+        assert_eq!(fc.pinned(0, flow), None, "new: any port");
+        let r = fc.receive(0, flow, 4, (1, false)).expect("room");
+        let out = r.out_id.expect("an id on the fabric link");
+        assert_eq!(fc.pinned(0, flow), Some(1), "queued: pinned");
         assert_eq!(
-            fc.receive(0, id, 4),
-            Ok(None),
-            "nothing in flight: any port"
-        );
-        assert_eq!(fc.receive(0, id, 4), Ok(None));
-        let f = fc.forward((0, id), 1, 4, false).expect("forwarded");
-        let out = f.out_id.expect("an id on the fabric link");
-        assert_eq!(f.ack, None);
-        // In flight: the next packet must follow.
-        assert_eq!(fc.receive(0, id, 4), Ok(Some(1)));
-        assert_eq!(
-            fc.forward((0, id), 2, 4, true),
+            fc.receive(0, flow, 4, (2, true)),
             Err(FlowChannelError::Misrouted {
                 in_port: 0,
-                id,
+                id: r.in_id,
                 follow: 1,
                 chosen: 2
             })
         );
         assert_eq!(
-            fc.forward((0, id), 1, 4, false).map(|f| f.out_id),
-            Ok(Some(out))
+            fc.receive(0, flow, 4, (1, false)),
+            Ok(Received { new: false, ..r }),
+            "one id per flow"
+        );
+        let f = fc.forward((0, r.in_id), 4).expect("forwarded");
+        assert_eq!(
+            f,
+            Forwarded {
+                out_id: Some(out),
+                ack: None
+            }
         );
         fc.check().expect("invariants");
-        let c = fc.input(0, id).expect("in use");
+        let c = fc.input(0, r.in_id).expect("in use");
         assert_eq!(
             (c.queue_extent(), c.flow_extent(), c.total_extent()),
-            (4, 8, 12)
+            (4, 4, 8)
         );
-        // Acknowledged as far as sent: the output id is free, the input still queues.
-        let up = fc.ack(1, out, 8).expect("known");
+        // Acknowledged as far as sent: still pinned while one packet is queued.
+        let up = fc.ack(1, out, 4).expect("known");
         assert_eq!(
             up,
             AckUpstream {
                 in_port: 0,
-                id,
+                id: r.in_id,
                 released: false
             }
         );
-        assert_eq!(fc.outputs_in_use(1), 0);
+        assert_eq!(fc.pinned(0, flow), Some(1));
+        fc.forward((0, r.in_id), 4).expect("forwarded");
+        let up = fc.ack(1, out, 4).expect("known");
+        assert!(up.released);
+        assert_eq!(fc.in_use() + fc.outputs_in_use(1), 0, "nothing left");
         fc.check().expect("invariants");
-        // Nothing in flight: the last packet may take another path (here, a host).
-        let f = fc.forward((0, id), 2, 4, true).expect("delivered");
-        assert_eq!(f.out_id, None);
+        // Released: the next packet may take another path (here, to a host).
+        assert_eq!(fc.pinned(0, flow), None);
+        let r = fc.receive(0, flow, 1, (2, true)).expect("room");
+        assert_eq!(r.out_id, None);
+        let f = fc.forward((0, r.in_id), 1).expect("delivered");
         assert_eq!(
             f.ack,
             Some(AckUpstream {
                 in_port: 0,
-                id,
+                id: r.in_id,
                 released: true
             })
         );
-        assert_eq!(fc.in_use(), 0, "nothing left once acknowledged");
+        assert_eq!(fc.in_use(), 0);
         fc.check().expect("invariants");
-        // The key maps to a new channel next time.
-        assert!(fc.edge_id(0, 42).is_ok());
     }
 
     #[test]
-    fn a_full_table_refuses_new_channels_and_frees_ids_lowest_first() {
-        let mut fc = FlowChannels::new(2, small());
-        let ids: Vec<u16> = (0..4).map(|k| fc.edge_id(0, k).expect("room")).collect();
+    fn a_full_table_refuses_new_channels_changes_nothing_and_frees_ids_lowest_first() {
+        // Port 0 from a host, port 1 to a host, port 2 to a switch.
+        let mut fc = FlowChannels::new(3, small());
+        let ids: Vec<u16> = (0..4)
+            .map(|k| {
+                fc.receive(0, Arrival::Edge(k), 1, (1, true))
+                    .expect("room")
+                    .in_id
+            })
+            .collect();
         assert_eq!(ids, vec![0, 1, 2, 3]);
         assert_eq!(
-            fc.edge_id(0, 99),
+            fc.receive(0, Arrival::Edge(99), 1, (1, true)),
             Err(FlowChannelError::TableFull { port: 0, size: 4 })
         );
-        // Channels 2 and 1 finish (delivered to a host on port 1), 2 first.
+        fc.check().expect("a refused packet changes nothing");
+        // Channels 2 and 1 finish, 2 first.
         for id in [2u16, 1] {
-            fc.receive(0, id, 1).expect("known");
-            let f = fc.forward((0, id), 1, 1, true).expect("delivered");
+            let f = fc.forward((0, id), 1).expect("delivered");
             assert!(f.ack.expect("acknowledged").released);
         }
-        assert_eq!(fc.edge_id(0, 100), Ok(1), "the lowest free id");
-        assert_eq!(fc.edge_id(0, 101), Ok(2));
+        let next = |fc: &mut FlowChannels, k| fc.receive(0, Arrival::Edge(k), 1, (1, true));
+        assert_eq!(next(&mut fc, 100).map(|r| r.in_id), Ok(1), "lowest free id");
+        assert_eq!(next(&mut fc, 101).map(|r| r.in_id), Ok(2));
+        // A full output link refuses a new channel through it, and nothing changes.
+        let mut fc = FlowChannels::new(3, small());
+        for k in 0..4 {
+            fc.receive(0, Arrival::Edge(k), 1, (2, false))
+                .expect("room");
+        }
+        assert!(!fc.output_has_room(2));
+        assert_eq!(
+            fc.receive(1, Arrival::Link(0), 1, (2, false)),
+            Err(FlowChannelError::TableFull { port: 2, size: 4 })
+        );
+        assert_eq!(fc.inputs_in_use(1), 0);
+        fc.check().expect("invariants");
     }
 
     #[test]
@@ -613,19 +750,17 @@ mod tests {
         // Switch A: host on port 0, link to B on port 1. Switch B: A on port 0, host on 1.
         let mut a = FlowChannels::new(2, small());
         let mut b = FlowChannels::new(2, small());
-        let id = a.edge_id(0, 7).expect("room");
-        a.receive(0, id, 2).expect("known");
+        let r = a.receive(0, Arrival::Edge(7), 2, (1, false)).expect("room");
         let on_link = a
-            .forward((0, id), 1, 2, false)
+            .forward((0, r.in_id), 2)
             .expect("sent")
             .out_id
             .expect("id");
-        assert_eq!(
-            b.receive(0, on_link, 2),
-            Ok(None),
-            "B creates it under A's id"
-        );
-        let ack = b.forward((0, on_link), 1, 2, true).expect("delivered").ack;
+        let rb = b
+            .receive(0, Arrival::Link(on_link), 2, (1, true))
+            .expect("B creates it under A's id");
+        assert_eq!(rb.in_id, on_link);
+        let ack = b.forward((0, on_link), 2).expect("delivered").ack;
         assert_eq!(
             ack,
             Some(AckUpstream {
@@ -639,7 +774,7 @@ mod tests {
             up,
             AckUpstream {
                 in_port: 0,
-                id,
+                id: r.in_id,
                 released: true
             }
         );
@@ -651,19 +786,25 @@ mod tests {
                 id: on_link
             })
         );
+        assert_eq!(
+            b.receive(0, Arrival::Link(4), 1, (1, true)),
+            Err(FlowChannelError::UnknownChannel { port: 0, id: 4 }),
+            "an id beyond the table"
+        );
     }
 
     #[test]
     fn counters_never_overtake_each_other() {
         let mut fc = FlowChannels::new(2, small());
-        let id = fc.edge_id(0, 1).expect("room");
-        fc.receive(0, id, 2).expect("known");
+        let r = fc
+            .receive(0, Arrival::Edge(1), 2, (1, false))
+            .expect("room");
         assert!(matches!(
-            fc.forward((0, id), 1, 3, false),
+            fc.forward((0, r.in_id), 3),
             Err(FlowChannelError::Counters { .. })
         ));
         let out = fc
-            .forward((0, id), 1, 2, false)
+            .forward((0, r.in_id), 2)
             .expect("sent")
             .out_id
             .expect("id");
@@ -671,68 +812,82 @@ mod tests {
             fc.ack(1, out, 3),
             Err(FlowChannelError::Counters { .. })
         ));
+        assert!(matches!(
+            fc.discard((0, r.in_id), 1),
+            Err(FlowChannelError::Counters { .. })
+        ));
         fc.check().expect("a refused operation changes nothing");
+    }
+
+    #[test]
+    fn a_dropped_packet_is_acknowledged_upstream() {
+        let mut fc = FlowChannels::new(2, small());
+        let r = fc
+            .receive(0, Arrival::Link(3), 2, (1, false))
+            .expect("room");
+        fc.receive(0, Arrival::Link(3), 1, (1, false))
+            .expect("same channel");
+        let out = fc
+            .forward((0, r.in_id), 2)
+            .expect("sent")
+            .out_id
+            .expect("id");
+        let up = fc.discard((0, r.in_id), 1).expect("queued");
+        assert_eq!((up.in_port, up.id, up.released), (0, 3, false));
+        assert!(fc.ack(1, out, 2).expect("known").released);
+        assert_eq!(fc.in_use(), 0);
+        fc.check().expect("invariants");
     }
 
     proptest! {
         /// Random flows through one switch (inputs 0-1 from hosts, output 2 to the next
-        /// switch, output 3 to a host), packets forwarded and acknowledged in random
-        /// order: the invariants hold at every step, and once everything is acknowledged
-        /// no channel is left.
+        /// switch, output 3 to a host), packets received, forwarded, dropped and
+        /// acknowledged in random order: the invariants hold at every step, and once
+        /// everything is acknowledged no channel is left.
         #[test]
-        fn tables_never_leak(ops in proptest::collection::vec((0u8..4, 0u64..6, 1u64..5), 1..300)) {
+        fn tables_never_leak(ops in proptest::collection::vec((0u8..5, 0u64..6, 1u64..5), 1..300)) {
             let mut fc = FlowChannels::new(4, small());
-            // Per (input, key): its id and units queued; per output-2 id: units in flight.
-            let mut queued: HashMap<(u16, u64), (u16, u64)> = HashMap::new();
+            // Per channel (input, id): packets queued, in order; per output-2 id: units in
+            // flight.
+            let mut queued: HashMap<(u16, u16), Vec<u64>> = HashMap::new();
             let mut in_flight: Vec<(u16, u64)> = Vec::new();
             for (op, key, units) in ops {
                 let input = (key % 2) as u16;
                 match op {
                     0 => {
-                        if let Ok(id) = fc.edge_id(input, key) {
-                            fc.receive(input, id, units).expect("known id");
-                            queued.entry((input, key)).or_insert((id, 0)).1 += units;
+                        let arrival = Arrival::Edge(key);
+                        let out = fc.pinned(input, arrival).unwrap_or(if units % 2 == 0 { 2 } else { 3 });
+                        match fc.receive(input, arrival, units, (out, out == 3)) {
+                            Ok(r) => queued.entry((input, r.in_id)).or_default().push(units),
+                            Err(FlowChannelError::TableFull { .. }) => {}
+                            Err(e) => panic!("{e}"),
                         }
                     }
                     1 | 2 => {
-                        let Some(&(id, n)) = queued.get(&(input, key)) else { continue };
-                        if n == 0 { continue; }
-                        let follow = fc
-                            .input(input, id)
-                            .and_then(|c| (c.flow_extent() > 0).then_some(c.follow_port));
-                        let out = follow.unwrap_or(if op == 1 { 2 } else { 3 });
-                        match fc.forward((input, id), out, n, out == 3) {
-                            Ok(f) => {
-                                queued.get_mut(&(input, key)).expect("queued").1 = 0;
-                                if let Some(out_id) = f.out_id {
-                                    in_flight.push((out_id, n));
-                                }
-                                if let Some(a) = f.ack.filter(|a| a.released) {
-                                    queued.retain(|&(i, _), v| !(i == a.in_port && v.0 == a.id));
-                                }
+                        let Some((&(input, id), _)) = queued.iter().filter(|(_, q)| !q.is_empty()).min_by_key(|(k, _)| **k) else { continue };
+                        let n = queued.get_mut(&(input, id)).expect("queued").remove(0);
+                        if op == 1 {
+                            let f = fc.forward((input, id), n).expect("queued");
+                            if let Some(out_id) = f.out_id {
+                                in_flight.push((out_id, n));
                             }
-                            Err(FlowChannelError::TableFull { .. }) => {}
-                            Err(e) => panic!("{e}"),
+                        } else {
+                            fc.discard((input, id), n).expect("queued");
                         }
                     }
                     _ => {
                         if in_flight.is_empty() { continue; }
                         let (out_id, n) = in_flight.remove(usize::try_from(key).expect("small") % in_flight.len());
-                        let up = fc.ack(2, out_id, n).expect("in flight");
-                        if up.released {
-                            queued.retain(|&(i, _), v| !(i == up.in_port && v.0 == up.id));
-                        }
+                        fc.ack(2, out_id, n).expect("in flight");
                     }
                 }
+                queued.retain(|&(i, id), q| !q.is_empty() || fc.input(i, id).is_some());
                 fc.check().map_err(TestCaseError::fail)?;
             }
-            // Drain: forward what is queued to the host port where no path is pinned, then
-            // acknowledge everything in flight.
-            for (&(input, _), &(id, n)) in &queued {
-                if n > 0 {
-                    let c = fc.input(input, id).expect("queued here");
-                    let out = if c.flow_extent() > 0 { c.follow_port } else { 3 };
-                    let f = fc.forward((input, id), out, n, out == 3).expect("no new output id");
+            // Drain: forward what is queued, then acknowledge everything in flight.
+            for (&(input, id), q) in &queued {
+                for &n in q {
+                    let f = fc.forward((input, id), n).expect("queued");
                     if let Some(out_id) = f.out_id { in_flight.push((out_id, n)); }
                 }
             }
@@ -741,6 +896,7 @@ mod tests {
             }
             fc.check().map_err(TestCaseError::fail)?;
             prop_assert_eq!(fc.in_use(), 0);
+            prop_assert_eq!(fc.outputs_in_use(2), 0);
         }
     }
 }

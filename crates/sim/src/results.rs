@@ -337,6 +337,40 @@ pub enum StopReason {
     Deadlock,
 }
 
+/// What the flow-channel layer did (a flow-channel fabric only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChannelStats {
+    /// ACK frames sent upstream between switches.
+    pub ack_frames: u64,
+    /// ACKs they carried.
+    pub acks: u64,
+    /// Their bytes (without preamble and inter-frame gap).
+    pub ack_bytes: u64,
+    /// ACKs that reached their channel's ingress edge.
+    pub acks_home: u64,
+    /// Data frames dropped on arrival at a switch, acknowledged upstream at once.
+    pub drop_acks: u64,
+    /// Data frames that had to wait for a channel (a full table).
+    pub waits: u64,
+    /// Frames still waiting for a channel when the run ended.
+    pub waiting_at_end: u64,
+    /// Per switch: its channels.
+    pub switches: Vec<SwitchChannels>,
+}
+
+/// The flow channels of one switch over a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SwitchChannels {
+    /// Switch node.
+    pub node: u32,
+    /// Most channels in use at once (each channel through the switch counted once).
+    pub peak: u32,
+    /// Channels in use, time-weighted mean over the run.
+    pub mean: f64,
+    /// Channels still in use at the end (0 after a drained run: no table leaks).
+    pub in_use_at_end: u32,
+}
+
 /// What the PFC watchdogs of all switch queues did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WatchdogCounts {
@@ -468,4 +502,6 @@ pub struct RunResults {
     pub marking: Vec<QueueMarking>,
     /// Marking decisions per sample interval.
     pub mark_samples: Vec<MarkSample>,
+    /// The flow-channel layer's work (`None`: not a flow-channel fabric).
+    pub channels: Option<ChannelStats>,
 }

@@ -843,11 +843,70 @@ fn tcd_detectors_and_their_parameters() {
 }
 
 #[test]
+fn flow_channel_errors_name_their_field() {
+    let fc = format!("{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels]\n");
+    check(
+        &format!("{fc}table_size = 0\n"),
+        "fabric.flow_channels.table_size",
+        "must be between 1 and 65535, found 0",
+        "0",
+    );
+    check(
+        &format!("{fc}match = \"vni\"\n"),
+        "fabric.flow_channels.match",
+        "unknown match pattern `vni` (expected flow or destination)",
+        "\"vni\"",
+    );
+    check(
+        &format!("{fc}routing = \"valiant\"\n"),
+        "fabric.flow_channels.routing",
+        "unknown channel routing `valiant` (expected adaptive or ecmp)",
+        "\"valiant\"",
+    );
+    check(
+        &format!("{fc}link = \"flow-channels\"\n"),
+        "fabric.flow_channels.link",
+        "expected pfc or credit",
+        "\"flow-channels\"",
+    );
+    check(
+        &format!("{fc}ack_batch = 0\n"),
+        "fabric.flow_channels.ack_batch",
+        "must be between 1 and 65535, found 0",
+        "0",
+    );
+    check(
+        &format!("{fc}ack_idle_delay = \"100ns\"\nack_busy_delay = \"50ns\"\n"),
+        "fabric.flow_channels.ack_busy_delay",
+        "ack_idle_delay (100 ns) <= ack_busy_delay (50 ns) <= ack_max_delay (90 ns)",
+        "\"50ns\"",
+    );
+    check(
+        &format!("{fc}unit = \"0B\"\n"),
+        "fabric.flow_channels.unit",
+        "",
+        "\"0B\"",
+    );
+    check(
+        &format!("{fc}window = 4\n"),
+        "fabric.flow_channels.window",
+        "unknown key",
+        "window",
+    );
+    // What a channel cannot survive yet is refused, naming it.
+    let e = err(&format!(
+        "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"
+    ));
+    assert_eq!(e.field(), Some("switch.pfc_watchdog"), "{e}");
+    assert!(e.reason().contains("PFC watchdog"), "{e}");
+}
+
+#[test]
 fn credit_fabric_errors_name_their_field() {
     check(
         &format!("{BASE}\n[fabric]\nkind = \"infiniband\"\n"),
         "fabric.kind",
-        "unknown flow control `infiniband` (expected pfc or credit)",
+        "unknown fabric kind `infiniband` (expected pfc, credit or flow-channels)",
         "\"infiniband\"",
     );
     let credit = format!("{BASE}\n[fabric]\nkind = \"credit\"\n[fabric.credit]\n");

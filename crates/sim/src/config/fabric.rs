@@ -40,6 +40,8 @@ pub struct FabricConfig {
     /// Settings of single links (by index in the topology's link list) that differ from
     /// the fabric's.
     pub links: BTreeMap<usize, LinkFabric>,
+    /// The flow-channel layer over the links (`None`: none, a plain PFC or credit fabric).
+    pub flow_channels: Option<super::FlowChannelParams>,
 }
 
 /// What one link sets differently from the fabric (`None`: the fabric's).
@@ -169,6 +171,46 @@ impl FabricConfig {
         // Links without their own kind use the fabric's: check one of them, then the rest.
         (links > self.links.values().filter(|l| l.kind.is_some()).count() && self.kind == kind)
             || self.links.values().any(|l| l.kind == Some(kind))
+    }
+
+    /// The fabric kinds by name, as `[fabric] kind` takes them.
+    pub const KINDS: [&'static str; 3] = ["pfc", "credit", "flow-channels"];
+
+    /// Makes every link use `kind` (`"pfc"`, `"credit"`, or `"flow-channels"` over the
+    /// links' kind, PFC unless it is credit): links' own kinds go; flow channels keep
+    /// their parameters if the fabric had them. `Err` names the kinds if `kind` is none.
+    pub fn set_kind(&mut self, kind: &str) -> Result<(), String> {
+        let (links, channels) = match kind {
+            "pfc" => (FlowControlKind::Pfc, false),
+            "credit" => (FlowControlKind::Credit, false),
+            "flow-channels" => (self.kind, true),
+            other => {
+                return Err(format!(
+                    "unknown kind `{other}` (expected {})",
+                    Self::KINDS.join(", ")
+                ))
+            }
+        };
+        for link in self.links.values_mut() {
+            link.kind = None;
+        }
+        self.kind = links;
+        self.flow_channels = match (channels, self.flow_channels) {
+            (false, _) => None,
+            (true, Some(params)) => Some(params),
+            (true, None) => Some(super::FlowChannelParams::default()),
+        };
+        Ok(())
+    }
+
+    /// What keeps the fabric lossless, for reports: `"pfc"` or `"credit"` when every one
+    /// of the `links` links uses it, else `"mixed"`; with `"flow-channels/"` before it
+    /// when flow channels run over the links.
+    pub fn describe(&self, links: usize) -> String {
+        match self.flow_channels {
+            Some(_) => format!("flow-channels/{}", self.name(links)),
+            None => self.name(links).to_string(),
+        }
     }
 
     /// `"pfc"` or `"credit"` when every one of the `links` links uses it, else `"mixed"`.

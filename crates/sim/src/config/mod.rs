@@ -29,12 +29,14 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod fabric;
+mod flow_channels;
 mod marking;
 mod validate;
 pub use fabric::{
     CreditConfig, CreditGrant, FabricConfig, FlowControlKind, LinkFabric, SlToVl,
     IDENTITY_SL_TO_VL, UPDATE_SYMBOLS,
 };
+pub use flow_channels::{ChannelRouting, EdgeMatch, FlowChannelParams};
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 
 /// Everything one run needs.

@@ -187,6 +187,9 @@ impl SimConfig {
             self.fabric
                 .validate(links, largest, cell, flows.chain(acks))?;
         }
+        if let Some(fc) = &self.fabric.flow_channels {
+            fc.validate(self)?;
+        }
         self.validate_switches()?;
         if self.stop_time.is_none() && self.flows.is_empty() {
             return param(

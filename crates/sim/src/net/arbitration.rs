@@ -42,6 +42,15 @@ impl super::Simulation {
         let staged = self.ports[gp as usize].queues[q].fifo.iter(&self.arena);
         staged.chain(self.arbitration.waiting(&self.arena, gp, q))
     }
+
+    /// Every packet switch `s` holds (and its MMU counts): in its egress classes, and
+    /// waiting for a flow channel.
+    pub(super) fn held_packets(&self, s: u32) -> impl Iterator<Item = u32> + '_ {
+        let sw = &self.switches[s as usize];
+        sw.ports()
+            .flat_map(move |gp| (0..PRIORITIES).flat_map(move |q| self.class_packets(gp, q)))
+            .chain(self.channel_waiting(s))
+    }
 }
 
 /// The sub-queues and arbiter of one egress class.

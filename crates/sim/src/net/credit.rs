@@ -307,16 +307,12 @@ impl Simulation {
         }
         let s = &self.switches[i as usize];
         let mut held = vec![[0u32; headroom_mech::credit::MAX_VLS]; s.ports().len()];
-        for gp in s.ports() {
-            for q in 0..PRIORITIES {
-                for pkt in self.class_packets(gp, q) {
-                    let pk = self.arena.get(pkt);
-                    let ingress = s.port(pk.in_port);
-                    if let Some(c) = self.ports[ingress as usize].fc.credit() {
-                        let blocks = u32::from(c.blocks(u64::from(pk.size)));
-                        held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
-                    }
-                }
+        for pkt in self.held_packets(i) {
+            let pk = self.arena.get(pkt);
+            let ingress = s.port(pk.in_port);
+            if let Some(c) = self.ports[ingress as usize].fc.credit() {
+                let blocks = u32::from(c.blocks(u64::from(pk.size)));
+                held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
             }
         }
         for (local, gp) in s.ports().enumerate() {

@@ -587,7 +587,7 @@ impl Simulation {
                 self.flows[f as usize].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
             }
-            Kind::Pfc | Kind::Fcp | Kind::Free => {
+            Kind::Pfc | Kind::Fcp | Kind::ChannelAck | Kind::Free => {
                 unreachable!("link-control frames are handled by the port")
             }
         }
@@ -757,7 +757,7 @@ impl Simulation {
                 *rr = 0;
             }
             self.finished_flows += 1;
-            if self.finished_flows == self.flows_to_finish {
+            if self.finished_flows == self.flows_to_finish && !self.channels_drain_first() {
                 // In a part of a partitioned run: this part's flows are done (the driver
                 // decides whether the run is).
                 self.stop = Some(StopReason::AllFlowsDone);

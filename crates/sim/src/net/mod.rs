@@ -22,6 +22,7 @@
 mod arbitration;
 mod credit;
 mod deadlock;
+mod flow_channel;
 mod footprint;
 pub mod host;
 mod marking;
@@ -162,6 +163,8 @@ pub struct Simulation {
     sl_to_vl: Vec<crate::config::SlToVl>,
     /// Sub-queues of switch egress classes that arbitrate (nothing with FIFO classes).
     arbitration: arbitration::Arbitration,
+    /// The flow-channel layer (`None`: a plain PFC or credit fabric).
+    channels: Option<Box<flow_channel::ChannelFabric>>,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -434,8 +437,19 @@ impl Simulation {
                 n_ports as usize,
                 &cfg.flow_apps,
             ),
+            channels: None,
             cfg,
         };
+        if let Some(params) = sim.cfg.fabric.flow_channels {
+            let ports_of: Vec<usize> = sim.switches.iter().map(|s| s.ports().len()).collect();
+            let frame_bytes = sim.cfg.host.largest_data_frame() + sim.cfg.link.frame_overhead;
+            sim.channels = Some(Box::new(flow_channel::ChannelFabric::new(
+                params,
+                &ports_of,
+                sim.ports.len(),
+                frame_bytes,
+            )));
+        }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in 0..sim.ports.len() {
             let peer = sim.ports[p].peer as usize;
@@ -760,10 +774,10 @@ impl Simulation {
             return;
         }
         if kind.is_link_control() {
-            return if kind == Kind::Pfc {
-                self.receive_pfc(port, pkt)
-            } else {
-                self.receive_fcp(port, pkt)
+            return match kind {
+                Kind::Pfc => self.receive_pfc(port, pkt),
+                Kind::ChannelAck => self.receive_channel_acks(port, pkt),
+                _ => self.receive_fcp(port, pkt),
             };
         }
         if error_rate > 0.0
@@ -1094,14 +1108,14 @@ impl Simulation {
             .filter(|(p, i)| p.mine(p.switches[*i].node))
         {
             p.check_queued_by_ingress(i as u32)?;
+            p.check_channels()?;
             p.check_credit_buffers(i as u32)?;
             let s = &p.switches[i];
             s.mmu
                 .check_conservation()
                 .map_err(|e| format!("switch {}: {e}", s.node))?;
-            let queued: u64 = s
-                .ports()
-                .flat_map(|gp| (0..PRIORITIES).flat_map(move |q| p.class_packets(gp, q)))
+            let queued: u64 = p
+                .held_packets(i as u32)
                 .map(|pk| u64::from(p.arena.get(pk).placement.cells))
                 .sum();
             if queued != s.mmu.used_cells() {
@@ -1214,6 +1228,7 @@ impl Simulation {
             .collect();
         let watchdog = self.watchdog_counts(now);
         let marking = self.marking_results();
+        let channels = self.channel_stats();
         let mut r = RunResults {
             flows,
             pfc_sent: self.pfc_sent,
@@ -1237,6 +1252,7 @@ impl Simulation {
             watchdog,
             marking,
             mark_samples: std::mem::take(&mut self.marking.samples),
+            channels,
         };
         r.sort_records();
         r

@@ -30,6 +30,9 @@ pub enum Kind {
     Pfc,
     /// Credit flow-control packet (`prio` = VL, `seq` = FCTBS << 16 | FCCL).
     Fcp,
+    /// Flow-channel ACK frame, hop by hop towards the sources (its ACKs are kept beside
+    /// the arena, by slot, in `net::flow_channel`).
+    ChannelAck,
 }
 
 impl Kind {
@@ -37,7 +40,7 @@ impl Kind {
     /// buffer, never dropped by congestion.
     #[inline]
     pub fn is_link_control(self) -> bool {
-        matches!(self, Kind::Pfc | Kind::Fcp)
+        matches!(self, Kind::Pfc | Kind::Fcp | Kind::ChannelAck)
     }
 }
 
@@ -59,6 +62,9 @@ pub struct Packet {
     pub mark: Mark,
     /// Local ingress port at the switch currently holding it.
     pub in_port: u16,
+    /// Flow-channel fabric, data: on a link, the id of its channel there; at a switch, the
+    /// id of its channel on the input port (`in_port`).
+    pub channel: u16,
     /// Flow it belongs to (unused for PFC).
     pub flow: u32,
     /// Frame size in bytes, without preamble and inter-frame gap.
@@ -91,6 +97,7 @@ impl Packet {
             sl: 0,
             mark: Mark::None,
             in_port: 0,
+            channel: 0,
             flow: 0,
             size: 0,
             payload: 0,

@@ -276,6 +276,9 @@ impl Simulation {
             self.schedule_wake(port, busy_until);
             return;
         }
+        if self.channels.is_some() {
+            self.channel_acks_due(port);
+        }
         // One `start_tx` call site, so that it is inlined here.
         let pkt = match self.next_ctrl(port) {
             Some(pkt) => Some(pkt),
@@ -318,6 +321,7 @@ impl Simulation {
         match pk.kind {
             Kind::Pfc => p.pfc_dequeued(pfc_class(pk)),
             Kind::Fcp => self.fcp_leaves(port, pkt),
+            Kind::ChannelAck => {}
             _ => self.charge_sent(port, class, u64::from(pk.size)),
         }
         Some(pkt)
@@ -474,9 +478,13 @@ impl Simulation {
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
         let pk = self.arena.get_mut(pkt);
         let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement);
+        let data = pk.kind == Kind::Data;
         // From here on it travels in the class of the queue it left.
         pk.prio = q as u8;
         self.switch_release(s, (in_port, prio), (local, q as u8), size, placement);
+        if data && self.channels.is_some() {
+            self.channel_forward(s, pkt);
+        }
         Some(pkt)
     }
 

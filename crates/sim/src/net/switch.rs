@@ -12,6 +12,7 @@
 //! Invariant: the cells the MMU counts as resident equal the cells of the packets sitting in
 //! this switch's egress queues (checked by `Simulation::check_invariants`).
 
+use super::packet::Kind;
 use super::victim::QueuedByIngress;
 use super::Simulation;
 use crate::config::EcnPoint;
@@ -253,8 +254,17 @@ impl Simulation {
         let node = self.ports[port as usize].node;
         let pk = *self.arena.get(pkt);
         self.prefetch_credit(port, pk.prio);
-        let Some(out_local) = self.egress_local(node, pk.dst, pk.hash) else {
+        let channel = self.channels.is_some() && pk.kind == Kind::Data;
+        let route = if channel {
+            self.channel_egress(s, port, &pk)
+        } else {
+            self.egress_local(node, pk.dst, pk.hash)
+        };
+        let Some(out_local) = route else {
             self.drop_packet(pkt, "no_route");
+            if channel {
+                self.channel_dropped_on_arrival(port, &pk);
+            }
             return;
         };
         // A node's ports have consecutive global indices (this avoids reading the switch).
@@ -301,36 +311,23 @@ impl Simulation {
                 } else {
                     self.drop_packet(pkt, cause.name());
                 }
+                if channel {
+                    self.channel_dropped_on_arrival(port, &pk);
+                }
             }
             Ok(placement) => {
                 if self.credit_links {
                     self.credit_received(port, pk.prio, pk.size);
                 }
-                let q = usize::from(class);
-                let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
-                self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
                 let pm = self.arena.get_mut(pkt);
                 pm.placement = placement;
                 pm.in_port = in_local;
-                self.switches[s as usize]
-                    .queued_by_ingress
-                    .add(out_local, pk.prio, in_local, pk.size);
-                let p = &mut self.ports[out as usize];
-                let eq = &mut p.queues[q];
-                eq.bytes += pk.size;
-                eq.peak = eq.peak.max(eq.bytes);
-                if self.arbitration.is_on() {
-                    let from_host = !self.ports[port as usize].peer_is_switch;
-                    let p = &mut self.ports[out as usize];
-                    self.arbitration
-                        .push(&mut self.arena, (out, p), (q, pkt), from_host);
-                } else {
-                    if eq.fifo.is_empty() {
-                        p.head_ready[q] = pk.ready_at;
-                    }
-                    eq.fifo.push_back(&mut self.arena, pkt);
-                    p.nonempty |= 1 << q;
+                if channel && !self.channel_admit(s, port, out_local, pkt) {
+                    // It waits for a flow channel, holding its buffer.
+                    self.apply_transitions(s);
+                    return;
                 }
+                self.enqueue_egress(s, (port, out), (class, pkt));
             }
         }
         self.apply_transitions(s);
@@ -342,6 +339,36 @@ impl Simulation {
         } else if admitted {
             let free = self.ports[out as usize].busy_until;
             self.schedule_wake(out, pk.ready_at.max(free));
+        }
+    }
+
+    /// Queues the admitted frame `pkt`, arrived on global port `port`, on global egress
+    /// port `out` of switch `s`, in class `q` (the one it leaves in).
+    #[inline(always)]
+    pub(super) fn enqueue_egress(&mut self, s: u32, (port, out): (u32, u32), (q, pkt): (u8, u32)) {
+        let pk = *self.arena.get(pkt);
+        let q = usize::from(q);
+        let out_local = self.ports[out as usize].local;
+        let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
+        self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
+        self.switches[s as usize]
+            .queued_by_ingress
+            .add(out_local, pk.prio, pk.in_port, pk.size);
+        let p = &mut self.ports[out as usize];
+        let eq = &mut p.queues[q];
+        eq.bytes += pk.size;
+        eq.peak = eq.peak.max(eq.bytes);
+        if self.arbitration.is_on() {
+            let from_host = !self.ports[port as usize].peer_is_switch;
+            let p = &mut self.ports[out as usize];
+            self.arbitration
+                .push(&mut self.arena, (out, p), (q, pkt), from_host);
+        } else {
+            if eq.fifo.is_empty() {
+                p.head_ready[q] = pk.ready_at;
+            }
+            eq.fifo.push_back(&mut self.arena, pkt);
+            p.nonempty |= 1 << q;
         }
     }
 

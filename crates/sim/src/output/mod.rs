@@ -45,7 +45,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod channels;
 mod marking;
+pub use channels::{ChannelSummary, CHANNEL_BYTES};
 pub use marking::{marking_line, state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
 
 /// A flow size class: sizes in `[min_bytes, max_bytes)`.
@@ -137,6 +139,9 @@ pub struct Summary {
     pub switches: Vec<SwitchSummary>,
     /// Congestion marks decided at switch egress queues.
     pub marking: MarkingSummary,
+    /// The flow-channel layer's work (absent on other fabrics).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_channels: Option<ChannelSummary>,
     /// How the run went.
     pub run: RunSummary,
     /// Payload conservation.
@@ -549,7 +554,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
             .filter(|p| switch.lossless & (1 << p) != 0)
             .collect(),
         headroom_scheme: switch.scheme.name().to_string(),
-        flow_control: kind.to_string(),
+        flow_control: cfg.fabric.describe(topo.links.len()),
         congestion_control: cfg.host.cc.name().into(),
         stop_time_ns: cfg.stop_time.map(ns_f64),
     };
@@ -783,6 +788,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         drops,
         switches,
         marking: MarkingSummary::of(results, cfg),
+        flow_channels: ChannelSummary::of(results),
         run,
         bytes: results.bytes,
         wall,
@@ -1266,6 +1272,9 @@ pub fn summary_table(summary: &Summary) -> String {
         );
     }
     let _ = writeln!(out, "marking      {}", marking::marking_line(&s.marking));
+    if let Some(c) = &s.flow_channels {
+        let _ = writeln!(out, "channels     {}", c.line());
+    }
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()
     } else {

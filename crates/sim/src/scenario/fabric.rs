@@ -1,13 +1,17 @@
-//! `[fabric]`: how the links keep the fabric lossless (`kind = "pfc" | "credit"`), and
-//! `[fabric.credit]`, the parameters of credit links; also the SL → VL tables that
-//! `[fabric.credit]` and `[[topology.link]]` entries give.
+//! `[fabric]`: how the links keep the fabric lossless (`kind = "pfc" | "credit" |
+//! "flow-channels"`), `[fabric.credit]`, the parameters of credit links, and
+//! `[fabric.flow_channels]`, those of the flow-channel layer and the links beneath it; also
+//! the SL → VL tables that `[fabric.credit]` and `[[topology.link]]` entries give.
 //!
 //! Invariants: keys not given keep [`crate::config::FabricConfig::default`]'s values;
-//! `[fabric.credit]` is accepted with either kind (a scenario can switch kinds by one key)
-//! and checked by `SimConfig::validate` when the kind is `"credit"`.
+//! `[fabric.credit]` and `[fabric.flow_channels]` are accepted with any kind (a scenario
+//! can switch kinds by one key) and checked by `SimConfig::validate` when in use.
 
 use super::fields::{Cx, Fld, Res, V};
-use crate::config::{CreditGrant, FabricConfig, FlowControlKind, SlToVl};
+use crate::config::{
+    ChannelRouting, CreditGrant, EdgeMatch, FabricConfig, FlowChannelParams, FlowControlKind,
+    SlToVl,
+};
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -16,11 +20,39 @@ const KINDS: [(&str, FlowControlKind); 2] = [
     ("credit", FlowControlKind::Credit),
 ];
 
+/// `[fabric] kind`: a kind of link flow control, or flow channels over links.
+#[derive(Clone, Copy)]
+enum FabricKind {
+    Links(FlowControlKind),
+    FlowChannels,
+}
+
 pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<()> {
     let mut t = f.table(cx)?;
-    t.check_keys(cx, &["kind", "credit"])?;
+    t.check_keys(cx, &["kind", "credit", "flow_channels"])?;
+    let mut kind = FabricKind::Links(fabric.kind);
     if let Some(x) = t.get(cx, "kind") {
-        fabric.kind = x.choice(cx, "flow control", &KINDS)?;
+        kind = x.choice(
+            cx,
+            "fabric kind",
+            &[
+                ("pfc", FabricKind::Links(FlowControlKind::Pfc)),
+                ("credit", FabricKind::Links(FlowControlKind::Credit)),
+                ("flow-channels", FabricKind::FlowChannels),
+            ],
+        )?;
+    }
+    let mut params = FlowChannelParams::default();
+    let mut beneath = FlowControlKind::Pfc;
+    if let Some(x) = t.get(cx, "flow_channels") {
+        beneath = parse_flow_channels(cx, &x, &mut params)?;
+    }
+    match kind {
+        FabricKind::Links(k) => fabric.kind = k,
+        FabricKind::FlowChannels => {
+            fabric.kind = beneath;
+            fabric.flow_channels = Some(params);
+        }
     }
     if let Some(x) = t.get(cx, "credit") {
         let c = &mut fabric.credit;
@@ -72,6 +104,66 @@ pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<(
         }
     }
     Ok(())
+}
+
+/// `[fabric.flow_channels]` into `p`; returns the flow control of the links beneath.
+fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowControlKind> {
+    let mut t = f.table(cx)?;
+    t.check_keys(
+        cx,
+        &[
+            "link",
+            "table_size",
+            "unit",
+            "match",
+            "routing",
+            "ack_batch",
+            "ack_bits",
+            "ack_frame_overhead",
+            "ack_idle_delay",
+            "ack_busy_delay",
+            "ack_max_delay",
+        ],
+    )?;
+    let mut link = FlowControlKind::Pfc;
+    if let Some(x) = t.get(cx, "link") {
+        link = x.choice(cx, "link flow control", &KINDS)?;
+    }
+    if let Some(x) = t.get(cx, "table_size") {
+        p.table_size = x.uint(cx, 1, u64::from(u16::MAX))? as u16;
+    }
+    if let Some(x) = t.get(cx, "unit") {
+        p.unit = u32::try_from(x.positive_bytes(cx)?)
+            .map_err(|_| x.err(cx, "a unit must be below 4 GiB"))?;
+    }
+    if let Some(x) = t.get(cx, "match") {
+        p.edge_match = x.choice(cx, "match pattern", &EdgeMatch::NAMES)?;
+    }
+    if let Some(x) = t.get(cx, "routing") {
+        p.routing = x.choice(cx, "channel routing", &ChannelRouting::NAMES)?;
+    }
+    if let Some(x) = t.get(cx, "ack_batch") {
+        p.ack_batch = x.uint(cx, 1, u64::from(u16::MAX))? as u16;
+    }
+    if let Some(x) = t.get(cx, "ack_bits") {
+        p.ack_bits = x.uint(cx, 1, 1 << 16)? as u32;
+    }
+    if let Some(x) = t.get(cx, "ack_frame_overhead") {
+        p.ack_frame_overhead = u32::try_from(x.bytes(cx)?)
+            .ok()
+            .filter(|&b| b <= 1 << 16)
+            .ok_or_else(|| x.err(cx, "an ACK frame's overhead must be at most 64 KiB"))?;
+    }
+    if let Some(x) = t.get(cx, "ack_idle_delay") {
+        p.ack_idle_delay = x.time(cx)?;
+    }
+    if let Some(x) = t.get(cx, "ack_busy_delay") {
+        p.ack_busy_delay = x.time(cx)?;
+    }
+    if let Some(x) = t.get(cx, "ack_max_delay") {
+        p.ack_max_delay = x.time(cx)?;
+    }
+    Ok(link)
 }
 
 /// An SL → VL table: one VL (0–7) for each of the 8 service levels.

@@ -22,9 +22,10 @@
 //!
 //! Invariants: between windows every frame is in exactly one part's queue; every part has
 //! handled exactly the events up to the same point of the global order; a run that fails on
-//! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as one
-//! part. Each part holds the whole network's state (a part's memory is a whole run's, less
-//! the packets of other parts); only its own nodes' share of it changes.
+//! its first lossless drop, whose parts would be joined by a zero-delay link, or whose fabric
+//! runs flow channels, runs as one part. Each part holds the whole network's state (a part's
+//! memory is a whole run's, less the packets of other parts); only its own nodes' share of
+//! it changes.
 
 mod probe;
 
@@ -363,7 +364,13 @@ impl Partitioned {
         cfg.validate()?;
         let routes = Routes::compute(&cfg.topology, cfg.routing).map_err(ConfigError::from)?;
         let mut s = split(&cfg.topology, threads.max(1));
-        if s.parts > 1 && (s.lookahead == Time::ZERO || cfg.record.fail_on_lossless_drop) {
+        // Flow-channel ACK frames carry their ACKs beside the arena, which parts do not
+        // share (see `net::flow_channel`).
+        if s.parts > 1
+            && (s.lookahead == Time::ZERO
+                || cfg.record.fail_on_lossless_drop
+                || cfg.fabric.flow_channels.is_some())
+        {
             s = split(&cfg.topology, 1);
         }
         let total_flows = cfg.flows.len();

@@ -1,0 +1,178 @@
+//! The flow-channel layer (`[fabric] kind = "flow-channels"`): per-flow state on every
+//! switch hop over lossless links, acknowledged hop by hop (the HPC fabric of the
+//! flow-channel patent). Defaults are the patent's example values.
+//!
+//! Invariants (checked by [`FlowChannelParams::validate`] as part of
+//! `SimConfig::validate`): tables of at least one id, units of at least one byte, ACK
+//! frames of at least one ACK of at least one bit, timers in order (idle ≤ busy ≤ max);
+//! and none of what drops a frame that a channel has counted without telling it (link
+//! failures, link errors, a PFC watchdog).
+
+use super::{ConfigError, SimConfig};
+use headroom_mech::flow_channel::FlowChannelConfig;
+use headroom_mech::units::Time;
+use serde::Serialize;
+
+/// What the ingress edge maps to one flow channel (the edge table's match pattern).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum EdgeMatch {
+    /// Each flow (its 5-tuple) has its own channel.
+    #[default]
+    Flow,
+    /// The flows of a host to one destination share a channel.
+    Destination,
+}
+
+impl EdgeMatch {
+    /// Names in scenario files.
+    pub const NAMES: [(&'static str, EdgeMatch); 2] = [
+        ("flow", EdgeMatch::Flow),
+        ("destination", EdgeMatch::Destination),
+    ];
+}
+
+/// How a switch picks the output of a channel that has nothing on its way (a channel with
+/// packets queued or unacknowledged always follows them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum ChannelRouting {
+    /// The shortest-path next hop whose egress queue holds the fewest bytes, ties broken
+    /// by the flow's hash (adaptive routing without reordering).
+    #[default]
+    Adaptive,
+    /// The next hop the flow's hash picks (ECMP).
+    Ecmp,
+}
+
+impl ChannelRouting {
+    /// Names in scenario files.
+    pub const NAMES: [(&'static str, ChannelRouting); 2] = [
+        ("adaptive", ChannelRouting::Adaptive),
+        ("ecmp", ChannelRouting::Ecmp),
+    ];
+}
+
+/// Parameters of the flow-channel layer.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FlowChannelParams {
+    /// Flow ids per link (the patent: 11 bits, 2048).
+    pub table_size: u16,
+    /// Bytes per unit of the progress counters (the patent: 256 or 24).
+    pub unit: u32,
+    /// What the edge table maps to a channel.
+    pub edge_match: EdgeMatch,
+    /// How a new channel's path is chosen.
+    pub routing: ChannelRouting,
+    /// ACKs per ACK frame at the most (the patent: 48).
+    pub ack_batch: u16,
+    /// Bits per ACK in a frame (the patent: 25).
+    pub ack_bits: u32,
+    /// Bytes of an ACK frame besides its ACKs (the patent: 9).
+    pub ack_frame_overhead: u32,
+    /// An ACK frame goes this long after its first ACK if the link was idle then (30 ns).
+    pub ack_idle_delay: Time,
+    /// ... or this long if the link was busy (waiting for a full frame; 60 ns).
+    pub ack_busy_delay: Time,
+    /// ... and never later than this, however busy the link (90 ns).
+    pub ack_max_delay: Time,
+}
+
+impl Default for FlowChannelParams {
+    fn default() -> Self {
+        FlowChannelParams {
+            table_size: 2048,
+            unit: 256,
+            edge_match: EdgeMatch::Flow,
+            routing: ChannelRouting::Adaptive,
+            ack_batch: 48,
+            ack_bits: 25,
+            ack_frame_overhead: 9,
+            ack_idle_delay: Time::from_ns(30),
+            ack_busy_delay: Time::from_ns(60),
+            ack_max_delay: Time::from_ns(90),
+        }
+    }
+}
+
+impl FlowChannelParams {
+    /// The per-switch tables' parameters.
+    pub fn tables(&self) -> FlowChannelConfig {
+        FlowChannelConfig {
+            table_size: self.table_size,
+            unit: self.unit,
+        }
+    }
+
+    /// Bytes of an ACK frame carrying `acks` ACKs (without preamble and inter-frame gap).
+    pub fn ack_frame_bytes(&self, acks: usize) -> u32 {
+        let bits = u64::from(self.ack_bits) * acks as u64;
+        self.ack_frame_overhead
+            .saturating_add(u32::try_from(bits.div_ceil(8)).unwrap_or(u32::MAX))
+    }
+
+    /// Checks the invariants of the module documentation for a run of `cfg`.
+    pub fn validate(&self, cfg: &SimConfig) -> Result<(), ConfigError> {
+        let param =
+            |field: &'static str, reason: String| Err(ConfigError::Parameter { field, reason });
+        if self.table_size == 0 {
+            return param(
+                "fabric.flow_channels.table_size",
+                "must be at least 1 (no channel could ever be made)".into(),
+            );
+        }
+        if self.unit == 0 {
+            return param(
+                "fabric.flow_channels.unit",
+                "must be at least 1 byte".into(),
+            );
+        }
+        if self.ack_batch == 0 {
+            return param(
+                "fabric.flow_channels.ack_batch",
+                "must be at least 1 ACK per frame".into(),
+            );
+        }
+        if self.ack_bits == 0 {
+            return param("fabric.flow_channels.ack_bits", "must be at least 1".into());
+        }
+        if !(self.ack_idle_delay <= self.ack_busy_delay
+            && self.ack_busy_delay <= self.ack_max_delay)
+        {
+            return param(
+                "fabric.flow_channels.ack_busy_delay",
+                format!(
+                    "the ACK timers must be in order: ack_idle_delay ({} ns) <= ack_busy_delay \
+                     ({} ns) <= ack_max_delay ({} ns)",
+                    self.ack_idle_delay.as_ps() / 1000,
+                    self.ack_busy_delay.as_ps() / 1000,
+                    self.ack_max_delay.as_ps() / 1000
+                ),
+            );
+        }
+        // A frame dropped on a link (or flushed by a watchdog) would leave its units
+        // counted upstream and never acknowledged: the channel would never be released.
+        if !cfg.link_failures.is_empty() {
+            return param(
+                "link_failures",
+                "flow channels do not model link failures yet (a frame lost on a failed link \
+                 would never be acknowledged)"
+                    .into(),
+            );
+        }
+        if let Some(index) = cfg.topology.links.iter().position(|l| l.error_rate > 0.0) {
+            return Err(ConfigError::Link {
+                index,
+                field: "error_rate",
+                reason: "flow channels do not model link errors yet (a corrupted frame would \
+                         never be acknowledged)"
+                    .into(),
+            });
+        }
+        if cfg.switch.watchdog.is_some() {
+            return param(
+                "switch.pfc_watchdog",
+                "flow channels do not model a PFC watchdog's flushes yet".into(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,539 @@
+//! The flow-channel fabric's driver: every switch keeps its flow channels in a
+//! [`FlowChannels`] machine, the simulator feeds it the data frames it receives and
+//! forwards and carries its acknowledgements back, hop by hop, in ACK frames.
+//!
+//! - A data frame arriving at a switch names its channel: the edge table's match key if it
+//!   comes from a host, else the id its upstream switch gave it on the link. A channel
+//!   with packets here or in flight pins the frame to its path; a new one is routed by
+//!   load (or by hash), then admitted by the MMU as any frame is. A frame for which no
+//!   channel can be made (a full table) waits in its input port's queue, holding its
+//!   buffer, and every frame arriving behind it on that port waits too: a full table
+//!   backs up the link feeding it and in the end pauses it. Waiting frames are retried,
+//!   in order, when a channel of the switch is released.
+//! - When a frame leaves an egress queue its channel counts it; one leaving towards a host
+//!   is delivered and acknowledged at once. An ACK goes to the input port its channel came
+//!   in on: from a host it is home (the ingress edge); from a switch it joins the ACKs
+//!   waiting to go upstream on that link. Those leave as one frame, ahead of data and never
+//!   held by link flow control, when `ack_batch` of them wait, or at the first frame start
+//!   once the first has waited `ack_idle_delay` (the link was idle when it came) or
+//!   `ack_busy_delay` (busy), or earlier if a data frame starting instead would end past
+//!   `ack_max_delay` (no timer events: the port looks at its ACKs whenever it could start
+//!   a frame; a frame on the wire is never cut short).
+//! - A data frame dropped on arrival at a switch (a lossy class's full buffer) is
+//!   acknowledged upstream at once, so its channel is released there as well.
+//!
+//! Invariants (checked by `Simulation::check_invariants`): every switch's tables keep
+//! theirs ([`FlowChannels::check`]) and the machines never refused an operation the
+//! driver should not have asked for; a waiting frame is counted by its switch's MMU like a
+//! queued one; an ACK frame's ACKs live in `frames` at its arena slot from the moment it
+//! is made until it arrives. A partitioned run of this fabric runs as one part (ACK frames
+//! carry their ACKs beside the arena, which parts do not share).
+
+use super::packet::{Kind, Packet};
+use super::{Simulation, Slot};
+use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
+use crate::results::ChannelStats;
+use crate::routing;
+use crate::topology::NodeId;
+use headroom_mech::flow_channel::{AckUpstream, Arrival, FlowChannelError, FlowChannels};
+use headroom_mech::units::Time;
+use std::collections::VecDeque;
+
+/// One ACK on its way upstream: `units` of the channel with id `id` on the link.
+#[derive(Clone, Copy, Debug)]
+struct AckEntry {
+    id: u16,
+    units: u32,
+}
+
+/// The ACKs waiting to go upstream from one port.
+#[derive(Clone, Debug, Default)]
+struct PendingAcks {
+    acks: Vec<AckEntry>,
+    /// When the first of them came.
+    first: Time,
+    /// From when they may go (unless the batch fills first): at the first frame start
+    /// from then on.
+    due: Time,
+}
+
+/// Channels in use at one switch, over time.
+#[derive(Clone, Copy, Debug, Default)]
+struct Occupancy {
+    channels: u32,
+    peak: u32,
+    since: Time,
+    /// Channels × picoseconds until `since`.
+    area: u128,
+}
+
+impl Occupancy {
+    fn change(&mut self, now: Time, up: bool) {
+        self.area += u128::from(self.channels) * u128::from((now - self.since).as_ps());
+        self.since = now;
+        if up {
+            self.channels += 1;
+            self.peak = self.peak.max(self.channels);
+        } else {
+            self.channels -= 1;
+        }
+    }
+}
+
+/// The flow-channel layer of a run.
+#[derive(Debug)]
+pub(super) struct ChannelFabric {
+    params: FlowChannelParams,
+    /// Per switch: its tables.
+    tables: Vec<FlowChannels>,
+    /// Per switch: its channels in use over time.
+    occupancy: Vec<Occupancy>,
+    /// Per global port: ACKs waiting to go upstream on its link.
+    pending: Vec<PendingAcks>,
+    /// Per arena slot: the ACKs of the ACK frame in it (empty for other frames).
+    frames: Vec<Vec<AckEntry>>,
+    /// Per global port: frames arrived there waiting for a channel, with the local egress
+    /// port the MMU admitted them for.
+    waiting: Vec<VecDeque<(u32, u16)>>,
+    /// Per switch: frames waiting on its ports.
+    waiting_at: Vec<u32>,
+    /// Channels in use, all switches.
+    in_use: u64,
+    /// The flows are all done: the run ends when the last channel is released.
+    draining: bool,
+    stats: ChannelStats,
+    /// The first operation a table refused that the driver should not have asked for.
+    fault: Option<String>,
+    /// Bytes on the wire of the largest data frame (what a frame start may hold ACKs for).
+    frame_bytes: u64,
+}
+
+impl ChannelFabric {
+    /// The layer for `switches` switches of `ports_of[s]` ports each, `ports` ports in all,
+    /// whose largest data frame takes `frame_bytes` on the wire.
+    pub(super) fn new(
+        params: FlowChannelParams,
+        ports_of: &[usize],
+        ports: usize,
+        frame_bytes: u64,
+    ) -> Self {
+        ChannelFabric {
+            params,
+            tables: ports_of
+                .iter()
+                .map(|&n| FlowChannels::new(n, params.tables()))
+                .collect(),
+            occupancy: vec![Occupancy::default(); ports_of.len()],
+            pending: vec![PendingAcks::default(); ports],
+            frames: Vec::new(),
+            waiting: vec![VecDeque::new(); ports],
+            waiting_at: vec![0; ports_of.len()],
+            in_use: 0,
+            draining: false,
+            stats: ChannelStats::default(),
+            fault: None,
+            frame_bytes,
+        }
+    }
+
+    fn fault(&mut self, what: &str, e: FlowChannelError) {
+        if self.fault.is_none() {
+            self.fault = Some(format!("{what}: {e}"));
+        }
+    }
+
+    /// How a data frame from a host names its channel at the ingress edge.
+    fn edge_key(&self, pk: &Packet) -> u64 {
+        match self.params.edge_match {
+            EdgeMatch::Flow => u64::from(pk.flow),
+            EdgeMatch::Destination => u64::from(pk.dst),
+        }
+    }
+
+    /// The frames waiting for a channel on global port `gp`.
+    pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
+        self.waiting[gp as usize].iter().map(|&(pkt, _)| pkt)
+    }
+}
+
+impl Simulation {
+    /// How the data frame `pk` arriving on global port `port` names its channel.
+    #[inline]
+    fn arrival(&self, fc: &ChannelFabric, port: u32, pk: &Packet) -> Arrival {
+        if self.ports[port as usize].peer_is_switch {
+            Arrival::Link(pk.channel)
+        } else {
+            Arrival::Edge(fc.edge_key(pk))
+        }
+    }
+
+    /// The local egress port for the data frame `pk` arriving on global port `port` of
+    /// switch `s` in a flow-channel fabric: its channel's, or for a new channel the next
+    /// hop the routing picks (`None`: no route).
+    pub(super) fn channel_egress(&self, s: u32, port: u32, pk: &Packet) -> Option<u16> {
+        let fc = self.channels.as_deref()?;
+        let in_local = self.ports[port as usize].local;
+        let arrival = self.arrival(fc, port, pk);
+        if let Some(out) = fc.tables[s as usize].pinned(in_local, arrival) {
+            return Some(out);
+        }
+        let node = self.ports[port as usize].node;
+        if fc.params.routing == ChannelRouting::Ecmp {
+            return self.egress_local(node, pk.dst, pk.hash);
+        }
+        let hops = self.routes.next_hops(NodeId(node), NodeId(pk.dst));
+        if hops.is_empty() {
+            return None;
+        }
+        // The least-loaded next hop with room for a channel, from the hash's on.
+        let first = port - u32::from(in_local);
+        let start = routing::ecmp_hash(pk.hash, node, hops.len());
+        let table = &fc.tables[s as usize];
+        let load = |out: u16| {
+            let gp = first + u32::from(out);
+            let room = !self.ports[gp as usize].peer_is_switch || table.output_has_room(out);
+            let q = usize::from(self.vl_of(gp, pk.sl));
+            (!room, self.ports[gp as usize].queues[q].bytes)
+        };
+        (0..hops.len())
+            .map(|k| hops[(start + k) % hops.len()])
+            .min_by_key(|&out| load(out))
+    }
+
+    /// Takes the admitted data frame `pkt`, arrived on global port `port` of switch `s`
+    /// for local egress `out_local`, into its channel. Returns `false` if it must wait for
+    /// a channel (it is then in its port's waiting queue).
+    pub(super) fn channel_admit(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) -> bool {
+        let Some(fc) = self.channels.as_deref() else {
+            return true;
+        };
+        if !fc.waiting[port as usize].is_empty() {
+            self.channel_wait(s, port, out_local, pkt);
+            return false;
+        }
+        match self.channel_receive(s, port, out_local, pkt) {
+            Ok(()) => true,
+            Err(()) => {
+                self.channel_wait(s, port, out_local, pkt);
+                false
+            }
+        }
+    }
+
+    fn channel_wait(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) {
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        fc.waiting[port as usize].push_back((pkt, out_local));
+        fc.waiting_at[s as usize] += 1;
+        fc.stats.waits += 1;
+    }
+
+    /// Has switch `s`'s tables take in `pkt` (arrived on global `port`, for `out_local`):
+    /// `Err` if it must wait (a full table, or a channel pinned elsewhere since).
+    fn channel_receive(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) -> Result<(), ()> {
+        let now = self.now;
+        let pk = *self.arena.get(pkt);
+        let in_local = self.ports[port as usize].local;
+        let out = self.switches[s as usize].port(out_local);
+        let to_host = !self.ports[out as usize].peer_is_switch;
+        let Some(fc) = self.channels.as_deref() else {
+            return Ok(());
+        };
+        let arrival = self.arrival(fc, port, &pk);
+        // Only `channels` is borrowed mutably from here on.
+        let fc = self.channels.as_deref_mut().ok_or(())?;
+        let table = &mut fc.tables[s as usize];
+        let units = table.units(u64::from(pk.size));
+        match table.receive(in_local, arrival, units, (out_local, to_host)) {
+            Ok(r) => {
+                if r.new {
+                    fc.occupancy[s as usize].change(now, true);
+                    fc.in_use += 1;
+                }
+                self.arena.get_mut(pkt).channel = r.in_id;
+                Ok(())
+            }
+            Err(FlowChannelError::TableFull { .. } | FlowChannelError::Misrouted { .. }) => Err(()),
+            Err(e) => {
+                fc.fault("receive", e);
+                Err(())
+            }
+        }
+    }
+
+    /// The data frame `pkt` leaves switch `s`: its channel counts it, and a delivery is
+    /// acknowledged. Its `channel` becomes its id on the next link.
+    pub(super) fn channel_forward(&mut self, s: u32, pkt: u32) {
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        let pk = self.arena.get(pkt);
+        let table = &mut fc.tables[s as usize];
+        let units = table.units(u64::from(pk.size));
+        match table.forward((pk.in_port, pk.channel), units) {
+            Ok(f) => {
+                self.arena.get_mut(pkt).channel = f.out_id.unwrap_or(0);
+                if let Some(up) = f.ack {
+                    self.channel_acked(s, up, units);
+                }
+            }
+            Err(e) => fc.fault("forward", e),
+        }
+    }
+
+    /// `units` of a channel were acknowledged at switch `s`, which passes the ACK on as
+    /// `up` says.
+    fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64) {
+        let now = self.now;
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        if up.released {
+            fc.occupancy[s as usize].change(now, false);
+            fc.in_use -= 1;
+            if fc.in_use == 0 && fc.draining {
+                self.stop = Some(crate::results::StopReason::AllFlowsDone);
+                self.done_at = Some((now, self.cur_key));
+            }
+        }
+        let gp = self.switches[s as usize].port(up.in_port);
+        if self.ports[gp as usize].peer_is_switch {
+            let units = u32::try_from(units).unwrap_or(u32::MAX);
+            self.queue_ack(gp, up.id, units);
+        } else {
+            fc.stats.acks_home += 1;
+        }
+        if up.released
+            && self
+                .channels
+                .as_deref()
+                .is_some_and(|fc| fc.waiting_at[s as usize] > 0)
+        {
+            self.retry_waiting(s);
+        }
+    }
+
+    /// The last flow finished: whether the run goes on until the ACKs still on their way
+    /// have released every channel (it then ends when the last one is released).
+    pub(super) fn channels_drain_first(&mut self) -> bool {
+        match self.channels.as_deref_mut() {
+            Some(fc) if fc.in_use > 0 => {
+                fc.draining = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An ACK for `units` of the channel with id `id` on the link of global port `gp`
+    /// waits to go upstream.
+    fn queue_ack(&mut self, gp: u32, id: u16, units: u32) {
+        let now = self.now;
+        let busy = self.ports[gp as usize].busy_until > now;
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        let batch = usize::from(fc.params.ack_batch);
+        let p = &mut fc.pending[gp as usize];
+        p.acks.push(AckEntry { id, units });
+        if p.acks.len() >= batch {
+            self.send_acks(gp);
+            self.try_send(gp);
+        } else if p.acks.len() == 1 {
+            let wait = if busy {
+                fc.params.ack_busy_delay
+            } else {
+                fc.params.ack_idle_delay
+            };
+            p.first = now;
+            p.due = now + wait;
+            // The port looks at its ACKs whenever it could start a frame (`try_send`): a
+            // busy port's pending wake-up may serve, or this one.
+            let due = p.due;
+            self.schedule_wake(gp, due);
+        }
+    }
+
+    /// Global port `gp` could start a frame now: its waiting ACKs go ahead of data if due.
+    #[inline]
+    pub(super) fn channel_acks_due(&mut self, gp: u32) {
+        let now = self.now;
+        let Some(fc) = self.channels.as_deref() else {
+            return;
+        };
+        let p = &fc.pending[gp as usize];
+        if p.acks.is_empty() {
+            return;
+        }
+        // A data frame started now would hold them until its end: past the limit, they go
+        // first, due or not.
+        let limit = p.first + fc.params.ack_max_delay;
+        let port = &self.ports[gp as usize];
+        let data_waiting = port.nonempty != 0;
+        if p.due <= now || (data_waiting && now + port.serialization(fc.frame_bytes) > limit) {
+            self.send_acks(gp);
+        } else {
+            let due = p.due;
+            self.schedule_wake(gp, due);
+        }
+    }
+
+    /// Queues the ACKs waiting on global port `gp` as one frame, ahead of data.
+    fn send_acks(&mut self, gp: u32) {
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        let n = fc.pending[gp as usize].acks.len();
+        let mut pk = Packet::new(Kind::ChannelAck);
+        pk.size = fc.params.ack_frame_bytes(n);
+        pk.payload = n as u32;
+        let pkt = self.arena.alloc(pk);
+        let slot = pkt as usize;
+        if fc.frames.len() <= slot {
+            fc.frames.resize_with(slot + 1, Vec::new);
+        }
+        debug_assert!(fc.frames[slot].is_empty());
+        // The frame takes the batch; the port keeps the slot's old (empty) vector.
+        std::mem::swap(&mut fc.frames[slot], &mut fc.pending[gp as usize].acks);
+        fc.stats.ack_frames += 1;
+        fc.stats.acks += n as u64;
+        fc.stats.ack_bytes += u64::from(pk.size);
+        self.ports[gp as usize].ctrl.push_back(&mut self.arena, pkt);
+    }
+
+    /// An ACK frame arrived at global port `gp` (an output of the switch it acknowledges).
+    pub(super) fn receive_channel_acks(&mut self, gp: u32, pkt: u32) {
+        let Slot::Switch(s) = self.slots[self.ports[gp as usize].node as usize] else {
+            unreachable!("ACK frames go upstream to switches only")
+        };
+        let out_local = self.ports[gp as usize].local;
+        let Some(fc) = self.channels.as_deref_mut() else {
+            self.arena.free(pkt);
+            return;
+        };
+        let mut acks = std::mem::take(&mut fc.frames[pkt as usize]);
+        for a in acks.drain(..) {
+            let units = u64::from(a.units);
+            let Some(fc) = self.channels.as_deref_mut() else {
+                break;
+            };
+            match fc.tables[s as usize].ack(out_local, a.id, units) {
+                Ok(up) => self.channel_acked(s, up, units),
+                Err(e) => fc.fault("ack", e),
+            }
+        }
+        // The emptied vector goes back to its slot (no allocation for the next frame), and
+        // only then is the slot free: ACK frames sent meanwhile took other slots.
+        if let Some(fc) = self.channels.as_deref_mut() {
+            fc.frames[pkt as usize] = acks;
+        }
+        self.arena.free(pkt);
+    }
+
+    /// The data frame `pk`, arrived on global port `port`, was dropped on arrival: if its
+    /// upstream switch counted it in a channel, that channel's units are acknowledged.
+    pub(super) fn channel_dropped_on_arrival(&mut self, port: u32, pk: &Packet) {
+        if self.channels.is_none()
+            || pk.kind != Kind::Data
+            || !self.ports[port as usize].peer_is_switch
+        {
+            return;
+        }
+        if let Some(fc) = self.channels.as_deref_mut() {
+            fc.stats.drop_acks += 1;
+            let units = fc.params.tables().units(u64::from(pk.size));
+            let units = u32::try_from(units).unwrap_or(u32::MAX);
+            self.queue_ack(port, pk.channel, units);
+        }
+    }
+
+    /// Channels of switch `s` were released: its waiting frames get theirs, in order, as
+    /// far as they can.
+    fn retry_waiting(&mut self, s: u32) {
+        for gp in self.switches[s as usize].ports() {
+            loop {
+                let Some(fc) = self.channels.as_deref() else {
+                    return;
+                };
+                let Some(&(pkt, out_local)) = fc.waiting[gp as usize].front() else {
+                    break;
+                };
+                if self.channel_receive(s, gp, out_local, pkt).is_err() {
+                    break;
+                }
+                if let Some(fc) = self.channels.as_deref_mut() {
+                    fc.waiting[gp as usize].pop_front();
+                    fc.waiting_at[s as usize] -= 1;
+                }
+                let out = self.switches[s as usize].port(out_local);
+                let class = self.vl_of(out, self.arena.get(pkt).sl);
+                self.enqueue_egress(s, (gp, out), (class, pkt));
+                let ready = self.arena.get(pkt).ready_at;
+                if ready <= self.now {
+                    self.try_send(out);
+                } else {
+                    let free = self.ports[out as usize].busy_until;
+                    self.schedule_wake(out, ready.max(free));
+                }
+            }
+        }
+    }
+
+    /// The frames waiting for a channel at switch `s`.
+    pub(super) fn channel_waiting(&self, s: u32) -> impl Iterator<Item = u32> + '_ {
+        let fc = self.channels.as_deref();
+        self.switches[s as usize]
+            .ports()
+            .flat_map(move |gp| fc.into_iter().flat_map(move |fc| fc.waiting_on(gp)))
+    }
+
+    /// Checks the invariants of the module documentation.
+    pub(super) fn check_channels(&self) -> Result<(), String> {
+        let Some(fc) = self.channels.as_deref() else {
+            return Ok(());
+        };
+        if let Some(f) = &fc.fault {
+            return Err(format!("flow channels: {f}"));
+        }
+        for (i, t) in fc.tables.iter().enumerate() {
+            t.check()
+                .map_err(|e| format!("switch {}: flow channels: {e}", self.switches[i].node))?;
+            if t.in_use() != fc.occupancy[i].channels as usize {
+                return Err(format!(
+                    "switch {}: {} channels in use, {} counted",
+                    self.switches[i].node,
+                    t.in_use(),
+                    fc.occupancy[i].channels
+                ));
+            }
+        }
+        let counted: u64 = fc.occupancy.iter().map(|o| u64::from(o.channels)).sum();
+        if counted != fc.in_use {
+            return Err(format!(
+                "{} channels in use at the switches, {} in all",
+                counted, fc.in_use
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layer's statistics at the end of a run.
+    pub(super) fn channel_stats(&self) -> Option<ChannelStats> {
+        let fc = self.channels.as_deref()?;
+        let now = self.now;
+        let mut st = fc.stats.clone();
+        let elapsed = now.as_ps().max(1) as f64;
+        for (i, o) in fc.occupancy.iter().enumerate() {
+            let area = o.area + u128::from(o.channels) * u128::from((now - o.since).as_ps());
+            st.switches.push(crate::results::SwitchChannels {
+                node: self.switches[i].node,
+                peak: o.peak,
+                mean: area as f64 / elapsed,
+                in_use_at_end: o.channels,
+            });
+        }
+        st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
+        Some(st)
+    }
+}

@@ -1,0 +1,93 @@
+//! What the flow-channel layer did: the `flow_channels` section of `summary.json` (absent
+//! on other fabrics) and its line in the text summary.
+//!
+//! Invariants: the per-switch list is in node order; `channels_in_use_at_end` and
+//! `waiting_at_end` are 0 after a run whose flows all finished (no table leaks).
+
+use crate::results::{ChannelStats, RunResults, SwitchChannels};
+use headroom_mech::flow_channel::InputChannel;
+use serde::Serialize;
+
+/// Bytes one channel takes in a switch's tables: its input entry, its output entry and its
+/// edge-table entry (an upper bound: transit switches have no edge entry).
+pub const CHANNEL_BYTES: u64 =
+    (std::mem::size_of::<InputChannel>() + 4 + std::mem::size_of::<(u64, u16)>()) as u64;
+
+/// The flow-channel layer's work over a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChannelSummary {
+    /// ACK frames sent upstream between switches.
+    pub ack_frames: u64,
+    /// ACKs they carried.
+    pub acks: u64,
+    /// ACKs per frame, mean.
+    pub acks_per_frame: f64,
+    /// ACK frame bytes (without preamble and inter-frame gap).
+    pub ack_bytes: u64,
+    /// ACK frame bytes per payload byte delivered to hosts.
+    pub ack_bytes_per_delivered_byte: f64,
+    /// ACKs that reached their channel's ingress edge.
+    pub acks_home: u64,
+    /// Data frames dropped on arrival at a switch and acknowledged upstream at once.
+    pub drop_acks: u64,
+    /// Data frames that waited for a channel (a full table).
+    pub waits: u64,
+    /// Frames still waiting for a channel at the end.
+    pub waiting_at_end: u64,
+    /// Most channels in use at once at one switch.
+    pub peak_channels: u32,
+    /// Time-weighted mean of channels in use, averaged over the switches.
+    pub mean_channels: f64,
+    /// Channels in use at the end, all switches.
+    pub channels_in_use_at_end: u64,
+    /// Table memory at every switch's peak, summed (`CHANNEL_BYTES` per channel).
+    pub table_bytes_at_peak: u64,
+    /// Per switch, in node order.
+    pub switches: Vec<SwitchChannels>,
+}
+
+impl ChannelSummary {
+    /// The section of a run's summary (`None`: not a flow-channel fabric).
+    pub fn of(results: &RunResults) -> Option<ChannelSummary> {
+        let st: &ChannelStats = results.channels.as_ref()?;
+        let mut switches = st.switches.clone();
+        switches.sort_by_key(|s| s.node);
+        let n = switches.len().max(1) as f64;
+        Some(ChannelSummary {
+            ack_frames: st.ack_frames,
+            acks: st.acks,
+            acks_per_frame: st.acks as f64 / st.ack_frames.max(1) as f64,
+            ack_bytes: st.ack_bytes,
+            ack_bytes_per_delivered_byte: st.ack_bytes as f64
+                / results.bytes.delivered.max(1) as f64,
+            acks_home: st.acks_home,
+            drop_acks: st.drop_acks,
+            waits: st.waits,
+            waiting_at_end: st.waiting_at_end,
+            peak_channels: switches.iter().map(|s| s.peak).max().unwrap_or(0),
+            mean_channels: switches.iter().map(|s| s.mean).sum::<f64>() / n,
+            channels_in_use_at_end: switches.iter().map(|s| u64::from(s.in_use_at_end)).sum(),
+            table_bytes_at_peak: switches.iter().map(|s| u64::from(s.peak)).sum::<u64>()
+                * CHANNEL_BYTES,
+            switches,
+        })
+    }
+
+    /// Its line in the text summary.
+    pub fn line(&self) -> String {
+        format!(
+            "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
+             channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
+             channel(s) in use at the end",
+            self.ack_frames,
+            self.acks,
+            self.acks_per_frame,
+            self.ack_bytes,
+            100.0 * self.ack_bytes_per_delivered_byte,
+            self.peak_channels,
+            self.mean_channels,
+            self.waits,
+            self.channels_in_use_at_end
+        )
+    }
+}

@@ -1,0 +1,192 @@
+//! The flow-channel fabric (flow-channels.md "what the project must show"): channels are
+//! made by the first packet and released by the last ACK on every hop, so a drained run
+//! leaves every table empty; nothing is lost; adaptive routing keeps every flow in order
+//! (no go-back-N retransmission); a table too small for the traffic backs frames up
+//! instead of losing them; ACKs are aggregated into frames as the batch and timers say.
+
+use headroom_mech::units::Time;
+use headroom_sim::net::Simulation;
+use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::scenario;
+use std::path::Path;
+
+/// Web-search traffic at `load` on a k = 4 fat tree (16 hosts, 4 paths between pods),
+/// with `fabric` as the `[fabric]` section's body.
+fn websearch(load: f64, fabric: &str) -> headroom_sim::config::SimConfig {
+    let text = format!(
+        r#"
+seed = 3
+[topology]
+kind = "fat-tree"
+k = 4
+rate = "100Gbps"
+delay = "1us"
+
+[switch]
+lossless = [3]
+
+[host]
+mtu = "1000B"
+
+[fabric]
+{fabric}
+
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = {load}
+duration = "300us"
+prio = 3
+"#
+    );
+    scenario::parse(&text, Path::new("flow-channels.toml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config
+}
+
+/// Runs `cfg` checking the invariants every `step`.
+fn run_checked(cfg: headroom_sim::config::SimConfig, step: Time) -> RunResults {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    let mut t = Time::ZERO;
+    loop {
+        t += step;
+        let ended = sim.run_until(t);
+        sim.check_invariants()
+            .unwrap_or_else(|e| panic!("at {}: {e}", sim.now()));
+        if ended {
+            break;
+        }
+    }
+    sim.finish()
+}
+
+/// Everything delivered, nothing dropped, in order, no table left holding a channel.
+fn assert_drained(r: &RunResults, what: &str) {
+    assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone), "{what}");
+    assert_eq!(r.drops.values().sum::<u64>(), 0, "{what}: {:?}", r.drops);
+    assert!(r.lossless_drops.is_empty(), "{what}");
+    let retx: u64 = r.flows.iter().map(|f| f.retransmitted).sum();
+    assert_eq!(retx, 0, "{what}: a flow was delivered out of order");
+    let c = r.channels.as_ref().expect("a flow-channel fabric");
+    assert_eq!(c.waiting_at_end, 0, "{what}");
+    for s in &c.switches {
+        assert_eq!(s.in_use_at_end, 0, "{what}: switch {} leaks", s.node);
+    }
+    assert!(
+        c.switches.iter().any(|s| s.peak > 0),
+        "{what}: no channel made"
+    );
+}
+
+#[test]
+fn a_drained_run_leaves_no_channel_and_delivers_in_order() {
+    let r = run_checked(
+        websearch(0.6, r#"kind = "flow-channels""#),
+        Time::from_us(20),
+    );
+    assert_drained(&r, "adaptive");
+    let c = r.channels.as_ref().expect("channels");
+    assert!(c.ack_frames > 0 && c.acks >= c.ack_frames);
+    assert!(c.acks_home > 0);
+}
+
+#[test]
+fn adaptive_routing_chooses_other_paths_than_the_hash() {
+    let adaptive = run_checked(
+        websearch(0.6, r#"kind = "flow-channels""#),
+        Time::from_us(50),
+    );
+    let ecmp = run_checked(
+        websearch(
+            0.6,
+            "kind = \"flow-channels\"\n[fabric.flow_channels]\nrouting = \"ecmp\"",
+        ),
+        Time::from_us(50),
+    );
+    assert_drained(&ecmp, "ecmp");
+    let fcts = |r: &RunResults| -> Vec<Option<Time>> { r.flows.iter().map(|f| f.finish).collect() };
+    assert_ne!(
+        fcts(&adaptive),
+        fcts(&ecmp),
+        "routing by load changed no flow's completion"
+    );
+    // The same traffic takes the paths its hash gives on a plain PFC fabric: the flow
+    // channels' own frames aside, the ECMP run moves the same packets.
+    let pfc = run_checked(websearch(0.6, r#"kind = "pfc""#), Time::from_us(50));
+    assert!(pfc.channels.is_none());
+}
+
+#[test]
+fn a_small_table_backs_frames_up_and_loses_nothing() {
+    let r = run_checked(
+        websearch(
+            0.8,
+            "kind = \"flow-channels\"\n[fabric.flow_channels]\ntable_size = 2",
+        ),
+        Time::from_us(10),
+    );
+    assert_drained(&r, "table_size 2");
+    let c = r.channels.as_ref().expect("channels");
+    assert!(c.waits > 0, "no frame waited for a channel with 2 per port");
+    assert!(c.switches.iter().all(|s| s.peak > 0));
+}
+
+#[test]
+fn channels_run_over_credit_links_too() {
+    let r = run_checked(
+        websearch(
+            0.6,
+            "kind = \"flow-channels\"\n[fabric.flow_channels]\nlink = \"credit\"",
+        ),
+        Time::from_us(20),
+    );
+    assert_drained(&r, "credit links");
+    let updates: u64 = r.ports.iter().flat_map(|p| p.credit_updates).sum();
+    let pauses: u32 = r.ports.iter().flat_map(|p| p.pause_sent).sum();
+    assert!(updates > 0, "the links beneath used credits");
+    assert_eq!(pauses, 0, "credit links never pause");
+}
+
+#[test]
+fn acks_are_batched_by_size_and_timers() {
+    let one = run_checked(
+        websearch(
+            0.6,
+            "kind = \"flow-channels\"\n[fabric.flow_channels]\nack_batch = 1",
+        ),
+        Time::from_us(50),
+    );
+    let c1 = one.channels.as_ref().expect("channels");
+    assert_eq!(c1.ack_frames, c1.acks, "one ACK per frame");
+    // Long timers gather many ACKs per frame, never more than the batch.
+    let slow = run_checked(
+        websearch(
+            0.6,
+            "kind = \"flow-channels\"\n[fabric.flow_channels]\nack_batch = 8\n\
+             ack_idle_delay = \"2us\"\nack_busy_delay = \"2us\"\nack_max_delay = \"2us\"",
+        ),
+        Time::from_us(50),
+    );
+    assert_drained(&slow, "slow ACKs");
+    let c = slow.channels.as_ref().expect("channels");
+    assert!(
+        c.acks > 4 * c.ack_frames,
+        "{} ACKs in {} frames",
+        c.acks,
+        c.ack_frames
+    );
+    assert!(c.acks <= 8 * c.ack_frames);
+}
+
+#[test]
+fn runs_are_the_same_on_any_number_of_threads() {
+    let cfg = websearch(0.5, r#"kind = "flow-channels""#);
+    let one = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), 1)
+        .expect("valid")
+        .run();
+    let two = headroom_sim::net::parallel::Partitioned::new(cfg, 2)
+        .expect("valid")
+        .run();
+    assert_eq!(one.flows, two.flows);
+    assert_eq!(one.channels, two.channels);
+}
