@@ -98,7 +98,9 @@ the authors' released rule).";
 /// What the flow-control names mean, printed under a `--flow-control` table.
 const FLOW_CONTROL_LEGEND: &str = "PFC: a receiver pauses a priority when its buffer fills \
 (headroom absorbs what is in flight); CREDIT: a receiver grants blocks of its buffer per \
-virtual lane and a transmitter sends only what it was granted (no PAUSE, no headroom).";
+virtual lane and a transmitter sends only what it was granted (no PAUSE, no headroom); \
+FLOW-CHANNELS: per-flow state on every switch hop, released by hop-by-hop ACKs, paths chosen \
+by load without reordering, over PFC links (credit links if the scenario's are).";
 
 /// What the arbitration names mean, printed under an `--arbitration` table.
 const ARBITRATION_LEGEND: &str = "FIFO: a switch queue sends in arrival order; INPUT-PORT: \

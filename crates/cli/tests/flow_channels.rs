@@ -145,6 +145,16 @@ fn application_arbitration_shares_by_application_not_by_flow_count() {
         (app - 0.5).abs() < 0.01,
         "application round-robin: {app:.4}"
     );
+    // summary.json says the same per application.
+    let summary = std::fs::read_to_string(dir.path().join("cmp/application/summary.json"))
+        .expect("summary.json");
+    let summary: serde_json::Value = serde_json::from_str(&summary).expect("JSON");
+    let apps = summary["applications"].as_array().expect("applications");
+    let ids: Vec<u64> = apps.iter().filter_map(|a| a["app"].as_u64()).collect();
+    let flows: Vec<u64> = apps.iter().filter_map(|a| a["flows"].as_u64()).collect();
+    assert_eq!((ids, flows), (vec![1, 2], vec![1, 100]));
+    let share = apps[0]["share"].as_f64().expect("share");
+    assert!((share - app).abs() < 1e-9, "{share} against {app}");
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! - each CSV's header is exactly the documented columns, in order;
 //! - each line of the header-less HPCC files has as many fields as documented columns;
 //! - the keys of `summary.json` (objects flattened to dotted paths, arrays of objects as
-//!   `[]`, the documented maps' keys as `<...>`) are exactly the documented keys.
+//!   `[]`, the documented maps' keys as `<...>`) are exactly the documented keys (with a
+//!   credit run, a deadlocked run and a flow-channel run for the keys only those write).
 
 mod common;
 use common::{headroom, stderr};
@@ -52,6 +53,7 @@ sender_count = 4
 receiver = 1
 size = "200KB"
 prio = 1
+app = 2                     # names an application: summary.json has `applications`
 
 [output]
 sample_interval = "5us"
@@ -257,6 +259,32 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
         credit_keys
             .into_iter()
             .filter(|k| k.starts_with("credit.ports")),
+    );
+    // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it.
+    let dragonfly =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flow-channels/dragonfly.toml");
+    let run = headroom(
+        &[
+            "run",
+            dragonfly.to_str().expect("utf-8 path"),
+            "--out",
+            "dragonfly",
+            "--quiet",
+            "--no-plots",
+        ],
+        dir.path(),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let channels: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("dragonfly/summary.json")).unwrap_or_default(),
+    )
+    .expect("summary.json is JSON");
+    let mut channel_keys = BTreeSet::new();
+    flatten(&channels, "", &maps, &mut channel_keys);
+    actual.extend(
+        channel_keys
+            .into_iter()
+            .filter(|k| k.starts_with("flow_channels")),
     );
     let keys: BTreeSet<String> = keys.into_iter().collect();
     for k in actual.difference(&keys) {

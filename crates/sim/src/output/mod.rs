@@ -45,8 +45,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod apps;
 mod channels;
 mod marking;
+pub use apps::AppSummary;
 pub use channels::{ChannelSummary, CHANNEL_BYTES};
 pub use marking::{marking_line, state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
 
@@ -142,6 +144,9 @@ pub struct Summary {
     /// The flow-channel layer's work (absent on other fabrics).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_channels: Option<ChannelSummary>,
+    /// Throughput per application, in id order (absent when no workload names an `app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applications: Option<Vec<AppSummary>>,
     /// How the run went.
     pub run: RunSummary,
     /// Payload conservation.
@@ -789,6 +794,7 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
         switches,
         marking: MarkingSummary::of(results, cfg),
         flow_channels: ChannelSummary::of(results),
+        applications: apps::of(results, cfg),
         run,
         bytes: results.bytes,
         wall,
@@ -965,7 +971,9 @@ fn stage_all(
     if results.pfc_log {
         st.file("pfc.csv", |w| write_pfc_csv(w, &results.pfc_sent))?;
     }
-    if summary.config.flow_control != "pfc" && results.credit_log {
+    // "pfc", "credit" or "mixed", after "flow-channels/" on a flow-channel fabric.
+    let links = summary.config.flow_control.rsplit('/').next();
+    if links != Some("pfc") && results.credit_log {
         st.file("credit.csv", |w| {
             write_credit_csv(w, &results.credit_blocks)
         })?;
@@ -1274,6 +1282,9 @@ pub fn summary_table(summary: &Summary) -> String {
     let _ = writeln!(out, "marking      {}", marking::marking_line(&s.marking));
     if let Some(c) = &s.flow_channels {
         let _ = writeln!(out, "channels     {}", c.line());
+    }
+    if let Some(apps) = &s.applications {
+        let _ = writeln!(out, "applications {}", apps::line(apps));
     }
     let causes = if s.drops.by_cause.is_empty() {
         "none".to_string()

@@ -12,20 +12,26 @@
 //! stop_time = "10ms"            # default: run until every flow finished
 //!
 //! [topology]                    # required
-//! kind = "dumbbell"             # dumbbell | star | chain | leaf-spine | fat-tree | links | hpcc-file
+//! kind = "dumbbell"             # dumbbell | star | chain | leaf-spine | fat-tree | dragonfly
+//!                               #   | links | hpcc-file
 //! left_hosts = 2                # dumbbell: left_hosts, right_hosts, host_rate, bottleneck_rate
 //! right_hosts = 1               # star: hosts, rate; chain: switches, hosts_per_switch, rate
 //! host_rate = "100Gbps"         # leaf-spine: leaves, spines, hosts_per_leaf, host_rate,
-//! bottleneck_rate = "100Gbps"   #   uplink_rate | oversubscription; fat-tree: k, rate
+//! bottleneck_rate = "100Gbps"   #   uplink_rate | oversubscription; fat-tree: k, rate;
+//!                               # dragonfly: groups, routers, hosts_per_router,
+//!                               #   global_links, rate, global_rate, global_delay
 //! delay = "1us"                 # every builder: one-way link delay, default "1us"
 //! # links: hosts = N, switches = M (hosts are ids 0..N, switches N..N+M), and
 //! #   [[topology.link]] a, b, rate, delay (default "1us"), error_rate (default 0)
 //! # hpcc-file: file = "topology.txt" (the ns-3 HPCC simulator's topology format)
 //!
-//! [fabric]                      # kind = "pfc" (default) | "credit"
+//! [fabric]                      # kind = "pfc" (default) | "credit" | "flow-channels"
 //! [fabric.credit]               # vls (1, 2, 4, 8; default 8), block ("64B"), vl_buffer
 //!                               # ("128KiB" per ingress port and VL), update_period
 //!                               # (default 65,536 byte times), update_threshold
+//! [fabric.flow_channels]        # link ("pfc" | "credit"), table_size (2048), unit
+//!                               # ("256B"), match, routing, ack_batch, ack_bits,
+//!                               # ack_frame_overhead, ack_{idle,busy,max}_delay
 //!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch

@@ -31,7 +31,7 @@ pub(super) struct Network {
 
 /// Every topology kind with the keys its `[topology]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
-pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
+pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 8] = [
     (
         "dumbbell",
         &[
@@ -76,6 +76,21 @@ pub(super) const TOPOLOGY_KINDS: [(&str, &[&str]); 7] = [
     (
         "fat-tree",
         &["kind", "k", "rate", "delay", "frame_overhead"],
+    ),
+    (
+        "dragonfly",
+        &[
+            "kind",
+            "groups",
+            "routers",
+            "hosts_per_router",
+            "global_links",
+            "rate",
+            "global_rate",
+            "delay",
+            "global_delay",
+            "frame_overhead",
+        ],
     ),
     (
         "links",
@@ -184,6 +199,30 @@ pub(super) fn parse_topology(cx: &Cx, f: &Fld) -> Res<Network> {
             let rate = t.req(cx, "rate")?.positive_rate(cx)?;
             let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
             builders::fat_tree(k, rate, delay).map_err(bad)
+        }
+        "dragonfly" => {
+            let groups = count(cx, &mut t, "groups", 2)?;
+            let routers = count(cx, &mut t, "routers", 1)?;
+            let hosts_per_router = count(cx, &mut t, "hosts_per_router", 1)?;
+            let global_links = count(cx, &mut t, "global_links", 1)?;
+            let rate = t.req(cx, "rate")?.positive_rate(cx)?;
+            let global_rate = match t.get(cx, "global_rate") {
+                Some(r) => r.positive_rate(cx)?,
+                None => rate,
+            };
+            let delay = opt_time(cx, &mut t, "delay", DEFAULT_DELAY)?;
+            let global_delay = opt_time(cx, &mut t, "global_delay", delay)?;
+            builders::dragonfly(&builders::Dragonfly {
+                groups,
+                routers,
+                hosts_per_router,
+                global_links,
+                rate,
+                global_rate,
+                delay,
+                global_delay,
+            })
+            .map_err(bad)
         }
         _ => {
             // "hpcc-file": the only kind of TOPOLOGY_KINDS left ("links" returned above).

@@ -1,5 +1,6 @@
 //! Builders for the standard topology shapes: dumbbell, star, chain (parking lot),
-//! leaf-spine (2-tier Clos) and k-ary fat tree (3-tier Clos).
+//! leaf-spine (2-tier Clos), k-ary fat tree (3-tier Clos) and dragonfly (all-to-all groups
+//! joined all-to-all, the HPC fabric of Slingshot-class machines).
 //!
 //! Invariants shared by every builder (callers and tests may rely on them):
 //! - **Node numbering**: hosts come first, with ids `0..H`; switches follow, with ids
@@ -347,6 +348,110 @@ pub fn fat_tree(k: usize, rate: Rate, delay: Time) -> Result<Topology, TopologyE
     b.finish()
 }
 
+/// A dragonfly: `groups` groups of `routers` switches each, the switches of a group joined
+/// all-to-all by local links, every switch with `hosts_per_router` hosts and
+/// `global_links` links to other groups, spread so that every pair of groups is joined by
+/// the same number of global links (`routers × global_links / (groups − 1)`; the
+/// canonical balanced dragonfly has `routers = 2 × hosts_per_router = 2 × global_links` and
+/// `groups = routers × global_links + 1`, one global link per pair).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dragonfly {
+    /// Groups, at least 2.
+    pub groups: usize,
+    /// Switches per group.
+    pub routers: usize,
+    /// Hosts per switch.
+    pub hosts_per_router: usize,
+    /// Global links per switch.
+    pub global_links: usize,
+    /// Rate of host and local links.
+    pub rate: Rate,
+    /// Rate of global links.
+    pub global_rate: Rate,
+    /// Delay of host and local links.
+    pub delay: Time,
+    /// Delay of global links (in machines, longer optical cables).
+    pub global_delay: Time,
+}
+
+/// Builds a [`Dragonfly`].
+///
+/// Nodes (`a` routers per group, `p` hosts per router, `H = groups × a × p`): host `i` of
+/// router `r` of group `g` is `(g × a + r) × p + i`; router `r` of group `g` is
+/// `H + g × a + r`.
+///
+/// Links: the `H` host links in host order; then per group, its local links `(r, s)` for
+/// `r < s` in order; then the global links. A group's global ports are numbered
+/// `k = r × h + j` (router `r`'s `j`-th, `h` per router); with `m = groups − 1`, port `k`
+/// leads to group `g + (k mod m) + 1` (modulo `groups`), to that group's port
+/// `(k div m) × m + m − (k mod m) − 1`, which leads back; each such pair is one link,
+/// written from the lower group, in the order of the lower group's ports.
+///
+/// Errors: zero counts, fewer than 2 groups, or `routers × global_links` not a multiple of
+/// `groups − 1`.
+pub fn dragonfly(d: &Dragonfly) -> Result<Topology, TopologyError> {
+    check_count("dragonfly routers", d.routers)?;
+    check_count("dragonfly hosts_per_router", d.hosts_per_router)?;
+    check_count("dragonfly global_links", d.global_links)?;
+    check_rate("dragonfly rate", d.rate)?;
+    check_rate("dragonfly global_rate", d.global_rate)?;
+    if d.groups < 2 {
+        return Err(bad(format!(
+            "a dragonfly needs at least 2 groups, got {}",
+            d.groups
+        )));
+    }
+    let (a, p, h, g) = (d.routers, d.hosts_per_router, d.global_links, d.groups);
+    let ports = a
+        .checked_mul(h)
+        .filter(|&n| n <= MAX_NODES)
+        .ok_or_else(|| bad("too many global links"))?;
+    let m = g - 1;
+    if ports % m != 0 {
+        return Err(bad(format!(
+            "a group's {ports} global links (routers × global_links) cannot be spread evenly \
+             over the other {m} groups: make it a multiple of {m}"
+        )));
+    }
+    let routers = g
+        .checked_mul(a)
+        .filter(|&n| n <= MAX_NODES)
+        .ok_or_else(|| bad(format!("too many nodes (the limit is {MAX_NODES})")))?;
+    let hosts = routers
+        .checked_mul(p)
+        .filter(|&n| n <= MAX_NODES)
+        .ok_or_else(|| bad(format!("too many nodes (the limit is {MAX_NODES})")))?;
+    let mut b = Builder::new(hosts, routers)?;
+    let router = |group: usize, r: usize| hosts + group * a + r;
+    for host in 0..hosts {
+        b.link(host, hosts + host / p, d.rate, d.delay);
+    }
+    for group in 0..g {
+        for r in 0..a {
+            for s in r + 1..a {
+                b.link(router(group, r), router(group, s), d.rate, d.delay);
+            }
+        }
+    }
+    for group in 0..g {
+        for k in 0..ports {
+            let offset = k % m + 1;
+            let target = (group + offset) % g;
+            if target < group {
+                continue; // written from the lower group
+            }
+            let back = (k / m) * m + (m - offset);
+            b.link(
+                router(group, k / h),
+                router(target, back / h),
+                d.global_rate,
+                d.global_delay,
+            );
+        }
+    }
+    b.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,5 +634,55 @@ mod tests {
         assert_eq!(fat_tree(6, G100, D), fat_tree(6, G100, D));
         let p = LeafSpine::new(3, 3, 3, G100, D);
         assert_eq!(leaf_spine(&p), leaf_spine(&p));
+    }
+
+    #[test]
+    fn dragonfly_joins_every_pair_of_groups_evenly() {
+        let d = Dragonfly {
+            groups: 9,
+            routers: 4,
+            hosts_per_router: 2,
+            global_links: 2,
+            rate: G100,
+            global_rate: Rate::from_gbps(200),
+            delay: D,
+            global_delay: Time::from_ns(5000),
+        };
+        check_conventions(
+            &dragonfly(&Dragonfly {
+                global_delay: D,
+                ..d
+            })
+            .expect("valid"),
+        );
+        let t = dragonfly(&d).expect("balanced dragonfly");
+        // 72 hosts, 36 routers; links: 72 host, 9 × 6 local, 9 × 8 / 2 global.
+        assert_eq!(counts(&t), (72, 36, 72 + 54 + 36));
+        let deg = degrees(&t);
+        assert!(deg[72..].iter().all(|&n| n == 2 + 3 + 2), "{deg:?}");
+        let group = |n: NodeId| (n.index() - 72) / 4;
+        let mut pairs = std::collections::BTreeMap::new();
+        for l in t.links.iter().filter(|l| l.delay == d.global_delay) {
+            assert_eq!(l.rate, d.global_rate);
+            let (x, y) = (group(l.a), group(l.b));
+            assert!(
+                x < y,
+                "global link within a group or written from the higher one"
+            );
+            *pairs.entry((x, y)).or_insert(0) += 1;
+        }
+        assert_eq!(pairs.len(), 36, "every pair of the 9 groups");
+        assert!(pairs.values().all(|&n| n == 1));
+        // Two groups: each router's global links go to the same router of the other group.
+        let two = dragonfly(&Dragonfly { groups: 2, ..d }).expect("two groups");
+        assert_eq!(counts(&two).2, 16 + 12 + 8);
+        assert_eq!(
+            dragonfly(&Dragonfly { groups: 4, ..d }).map(|_| ()),
+            Err(bad(
+                "a group's 8 global links (routers × global_links) cannot be spread evenly \
+                 over the other 3 groups: make it a multiple of 3"
+            ))
+        );
+        assert!(dragonfly(&Dragonfly { groups: 1, ..d }).is_err());
     }
 }
