@@ -23,6 +23,9 @@
 //! their shared buffer. They must end the same way, and with every
 //! credit returned (`check_credits_drained`). Congestion
 //! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
+//! In about a quarter of the cases flow channels run over the links (any table size, from
+//! 2 ids per link, units, match, routing, ACK batch and timers): they must end the same
+//! way, with no channel left in any table and no frame waiting for one.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
@@ -33,8 +36,9 @@ use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    AlphaPolicy, Arbitration, CcConfig, CreditGrant, DetectorConfig, EcnPoint, FlowControlKind,
-    HeadroomSizing, LinkFabric, SchemeConfig, SimConfig, WindowConfig,
+    AlphaPolicy, Arbitration, CcConfig, ChannelRouting, CreditGrant, DetectorConfig, EcnPoint,
+    EdgeMatch, FlowChannelParams, FlowControlKind, HeadroomSizing, LinkFabric, SchemeConfig,
+    SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -382,10 +386,29 @@ fn case(seed: u64) -> Case {
         ],
     );
     cfg.switch.scheduler.arbitration = arbitration;
+    // Flow channels over the links (drawn last too): any table, from 2 ids per link.
+    let mut channels = String::new();
+    if rng.gen_bool(0.25) {
+        let idle = Time::from_ns(rng.gen_range(0..200));
+        let busy = idle + Time::from_ns(rng.gen_range(0..200));
+        let p = FlowChannelParams {
+            table_size: pick(&mut rng, &[2u16, 3, 16, 2048]),
+            unit: pick(&mut rng, &[24u32, 256, 4096]),
+            edge_match: pick(&mut rng, &[EdgeMatch::Flow, EdgeMatch::Destination]),
+            routing: pick(&mut rng, &[ChannelRouting::Adaptive, ChannelRouting::Ecmp]),
+            ack_batch: pick(&mut rng, &[1u16, 5, 48]),
+            ack_idle_delay: idle,
+            ack_busy_delay: busy,
+            ack_max_delay: busy + Time::from_ns(rng.gen_range(0..200)),
+            ..FlowChannelParams::default()
+        };
+        channels = format!("; flow channels {p:?}");
+        cfg.fabric.flow_channels = Some(p);
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
-         detector {}{credit}; arbitration {arbitration:?}",
+         detector {}{credit}; arbitration {arbitration:?}{channels}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
         alpha.value(),
@@ -434,6 +457,15 @@ fn check(c: &Case) -> Result<(u64, usize), String> {
     let quiet = r.flows.iter().all(|f| f.retransmitted == 0);
     if quiet {
         credits.map_err(|e| format!("credits at the end: {e}"))?;
+    }
+    if let Some(ch) = &r.channels {
+        let left: u64 = ch.switches.iter().map(|s| u64::from(s.in_use_at_end)).sum();
+        if left != 0 || ch.waiting_at_end != 0 {
+            return Err(format!(
+                "flow channels left: {left} in use, {} frames waiting",
+                ch.waiting_at_end
+            ));
+        }
     }
     for s in &r.switches {
         if s.cells_allocated != s.cells_freed + s.cells_resident || (quiet && s.cells_resident != 0)
@@ -526,6 +558,33 @@ fn scenarios_exercise_pfc() {
 
 /// Credits really withhold in the credit cases (their share of the property above is not
 /// vacuous), and InfiniBand CC is drawn.
+/// The flow-channel cases make channels, send ACK frames between switches, and some fill
+/// a table (frames wait for a channel).
+#[test]
+fn scenarios_exercise_flow_channels() {
+    let (mut cases, mut acked, mut waited) = (0, 0, 0);
+    for seed in 0..60 {
+        let c = case(seed);
+        if c.cfg.fabric.flow_channels.is_none() {
+            continue;
+        }
+        cases += 1;
+        let mut sim = Simulation::new(c.cfg.clone()).expect("valid case");
+        sim.run_until(Time::MAX);
+        let r = sim.finish();
+        let ch = r.channels.expect("a flow-channel run reports its channels");
+        acked += usize::from(ch.ack_frames > 0 || ch.acks_home > 0);
+        waited += usize::from(ch.waits > 0);
+    }
+    eprintln!("{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table");
+    assert!(cases >= 8, "{cases} flow-channel cases of 60");
+    assert_eq!(
+        acked, cases,
+        "every flow-channel case acknowledges its frames"
+    );
+    assert!(waited >= 1, "no case filled a table");
+}
+
 #[test]
 fn scenarios_exercise_credits() {
     let (mut credit, mut blocked, mut ib_cc, mut mixed) = (0, 0, 0, 0);
