@@ -4,6 +4,8 @@
 //! its receiver's whole buffer back), the credit loop limits one flow to
 //! `buffer / loop time`, and frames travel on the VLs the ports' SL → VL tables give.
 
+mod common;
+
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{CcConfig, CreditGrant, FlowControlKind, LinkFabric, SimConfig};
 use headroom_sim::net::Simulation;
@@ -16,17 +18,7 @@ const RATE: Rate = Rate::from_gbps(100);
 
 /// Runs `cfg` checking the invariants every `step`, then that credits drained.
 fn run_checked(cfg: SimConfig, step: Time) -> RunResults {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    let mut t = Time::ZERO;
-    loop {
-        t += step;
-        let ended = sim.run_until(t);
-        sim.check_invariants()
-            .unwrap_or_else(|e| panic!("at {}: {e}", sim.now()));
-        if ended {
-            break;
-        }
-    }
+    let sim = common::run_checking(cfg, step);
     sim.check_credits_drained()
         .unwrap_or_else(|e| panic!("credits after the run: {e}"));
     sim.finish()

@@ -4,8 +4,9 @@
 //! (no go-back-N retransmission); a table too small for the traffic backs frames up
 //! instead of losing them; ACKs are aggregated into frames as the batch and timers say.
 
+mod common;
+
 use headroom_mech::units::Time;
-use headroom_sim::net::Simulation;
 use headroom_sim::results::{RunResults, StopReason};
 use headroom_sim::scenario;
 use std::path::Path;
@@ -46,18 +47,7 @@ prio = 3
 
 /// Runs `cfg` checking the invariants every `step`.
 fn run_checked(cfg: headroom_sim::config::SimConfig, step: Time) -> RunResults {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    let mut t = Time::ZERO;
-    loop {
-        t += step;
-        let ended = sim.run_until(t);
-        sim.check_invariants()
-            .unwrap_or_else(|e| panic!("at {}: {e}", sim.now()));
-        if ended {
-            break;
-        }
-    }
-    sim.finish()
+    common::run_checking(cfg, step).finish()
 }
 
 /// Everything delivered, nothing dropped, in order, no table left holding a channel.

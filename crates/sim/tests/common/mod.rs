@@ -1,4 +1,7 @@
-//! Helpers shared by the integration tests that measure fairness.
+//! Helpers shared by integration tests.
+
+// Each test crate including this module uses some of its helpers, not all.
+#![allow(dead_code)]
 
 use headroom_mech::units::Time;
 use headroom_sim::config::SimConfig;
@@ -12,6 +15,23 @@ pub fn run(cfg: SimConfig) -> RunResults {
     sim.run_until(Time::MAX);
     sim.check_invariants().expect("invariants");
     sim.finish()
+}
+
+/// Runs `cfg` to its end checking the conservation invariants every `step` of simulated
+/// time (a failure names the instant), and returns the ended simulation for the caller's
+/// own end-of-run checks.
+pub fn run_checking(cfg: SimConfig, step: Time) -> Simulation {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    let mut t = Time::ZERO;
+    loop {
+        t += step;
+        let ended = sim.run_until(t);
+        sim.check_invariants()
+            .unwrap_or_else(|e| panic!("at {}: {e}", sim.now()));
+        if ended {
+            return sim;
+        }
+    }
 }
 
 /// Jain's fairness index of `x`: 1 when all are equal, `1/n` when one has everything.
