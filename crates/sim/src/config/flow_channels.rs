@@ -68,11 +68,13 @@ pub struct FlowChannelParams {
     pub ack_bits: u32,
     /// Bytes of an ACK frame besides its ACKs (the patent: 9).
     pub ack_frame_overhead: u32,
-    /// An ACK frame goes this long after its first ACK if the link was idle then (30 ns).
+    /// Waiting ACKs go in the first frame the link starts this long after the first of
+    /// them came, if the link was idle then (30 ns) ...
     pub ack_idle_delay: Time,
-    /// ... or this long if the link was busy (waiting for a full frame; 60 ns).
+    /// ... or this long after, if it was busy (waiting for a fuller frame; 60 ns) ...
     pub ack_busy_delay: Time,
-    /// ... and never later than this, however busy the link (90 ns).
+    /// ... and before data, due or not, when a data frame starting instead would end more
+    /// than this after the first came (90 ns; a frame on the wire is never cut short).
     pub ack_max_delay: Time,
 }
 
