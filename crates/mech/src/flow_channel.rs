@@ -233,6 +233,12 @@ impl<T> Ids<T> {
     }
 }
 
+/// Bytes one channel takes in a switch's tables at the most: its input entry, its output
+/// entry and its edge-table entry (transit switches have no edge entry).
+pub const CHANNEL_BYTES: usize = std::mem::size_of::<Option<InputChannel>>()
+    + std::mem::size_of::<Option<OutputChannel>>()
+    + std::mem::size_of::<(u64, u16)>();
+
 /// What an output port's table entry points back to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct OutputChannel {
@@ -361,6 +367,7 @@ impl FlowChannels {
     /// unacknowledged downstream; that keeps every flow in order.
     pub fn pinned(&self, in_port: u16, arrival: Arrival) -> Option<u16> {
         let id = self.existing(in_port, arrival)?;
+        // Cannot be `None`: `existing` found the channel.
         self.input(in_port, id).map(|c| c.follow_port)
     }
 
@@ -462,18 +469,7 @@ impl FlowChannels {
         (in_port, id): (u16, u16),
         units: u64,
     ) -> Result<Forwarded, FlowChannelError> {
-        let c = self.inputs[usize::from(in_port)]
-            .get_mut(id)
-            .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
-        if units > c.queue_extent() {
-            return Err(FlowChannelError::Counters {
-                in_port,
-                id,
-                what: "more forwarded than received",
-            });
-        }
-        c.data_flow += units;
-        let out_id = c.out_id;
+        let out_id = self.dequeue((in_port, id), units, "more forwarded than received")?;
         let ack = match out_id {
             None => Some(self.acknowledge(in_port, id, units)?),
             Some(_) => None,
@@ -490,18 +486,26 @@ impl FlowChannels {
         (in_port, id): (u16, u16),
         units: u64,
     ) -> Result<AckUpstream, FlowChannelError> {
+        self.dequeue((in_port, id), units, "more dropped than queued")?;
+        self.acknowledge(in_port, id, units)
+    }
+
+    /// `units` of channel (`in_port`, `id`) leave its queue here (`what`: the error if
+    /// fewer are queued). Returns the channel's id on its output's link.
+    fn dequeue(
+        &mut self,
+        (in_port, id): (u16, u16),
+        units: u64,
+        what: &'static str,
+    ) -> Result<Option<u16>, FlowChannelError> {
         let c = self.inputs[usize::from(in_port)]
             .get_mut(id)
             .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
         if units > c.queue_extent() {
-            return Err(FlowChannelError::Counters {
-                in_port,
-                id,
-                what: "more dropped than queued",
-            });
+            return Err(FlowChannelError::Counters { in_port, id, what });
         }
         c.data_flow += units;
-        self.acknowledge(in_port, id, units)
+        Ok(c.out_id)
     }
 
     /// An ACK for `units` came back on output `out_port` for the id `out_id` of its link.

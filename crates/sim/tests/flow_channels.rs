@@ -45,6 +45,11 @@ prio = 3
         .config
 }
 
+/// A `[fabric]` body: flow channels with `keys` in `[fabric.flow_channels]`.
+fn channels(keys: &str) -> String {
+    format!("kind = \"flow-channels\"\n[fabric.flow_channels]\n{keys}")
+}
+
 /// Runs `cfg` checking the invariants every `step`.
 fn run_checked(cfg: headroom_sim::config::SimConfig, step: Time) -> RunResults {
     common::run_checking(cfg, step).finish()
@@ -87,10 +92,7 @@ fn adaptive_routing_chooses_other_paths_than_the_hash() {
         Time::from_us(50),
     );
     let ecmp = run_checked(
-        websearch(
-            0.6,
-            "kind = \"flow-channels\"\n[fabric.flow_channels]\nrouting = \"ecmp\"",
-        ),
+        websearch(0.6, &channels("routing = \"ecmp\"")),
         Time::from_us(50),
     );
     assert_drained(&ecmp, "ecmp");
@@ -109,10 +111,7 @@ fn adaptive_routing_chooses_other_paths_than_the_hash() {
 #[test]
 fn a_small_table_backs_frames_up_and_loses_nothing() {
     let r = run_checked(
-        websearch(
-            0.8,
-            "kind = \"flow-channels\"\n[fabric.flow_channels]\ntable_size = 2",
-        ),
+        websearch(0.8, &channels("table_size = 2")),
         Time::from_us(10),
     );
     assert_drained(&r, "table_size 2");
@@ -124,10 +123,7 @@ fn a_small_table_backs_frames_up_and_loses_nothing() {
 #[test]
 fn channels_run_over_credit_links_too() {
     let r = run_checked(
-        websearch(
-            0.6,
-            "kind = \"flow-channels\"\n[fabric.flow_channels]\nlink = \"credit\"",
-        ),
+        websearch(0.6, &channels("link = \"credit\"")),
         Time::from_us(20),
     );
     assert_drained(&r, "credit links");
@@ -140,10 +136,7 @@ fn channels_run_over_credit_links_too() {
 #[test]
 fn acks_are_batched_by_size_and_timers() {
     let one = run_checked(
-        websearch(
-            0.6,
-            "kind = \"flow-channels\"\n[fabric.flow_channels]\nack_batch = 1",
-        ),
+        websearch(0.6, &channels("ack_batch = 1")),
         Time::from_us(50),
     );
     let c1 = one.channels.as_ref().expect("channels");
@@ -152,8 +145,10 @@ fn acks_are_batched_by_size_and_timers() {
     let slow = run_checked(
         websearch(
             0.6,
-            "kind = \"flow-channels\"\n[fabric.flow_channels]\nack_batch = 8\n\
-             ack_idle_delay = \"2us\"\nack_busy_delay = \"2us\"\nack_max_delay = \"2us\"",
+            &channels(
+                "ack_batch = 8\nack_idle_delay = \"2us\"\nack_busy_delay = \"2us\"\n\
+                 ack_max_delay = \"2us\"",
+            ),
         ),
         Time::from_us(50),
     );

@@ -150,6 +150,16 @@ impl ChannelFabric {
         }
     }
 
+    /// How the data frame `pk` names its channel on arrival (`from_switch`: on a link from
+    /// another switch).
+    fn arrival(&self, from_switch: bool, pk: &Packet) -> Arrival {
+        if from_switch {
+            Arrival::Link(pk.channel)
+        } else {
+            Arrival::Edge(self.edge_key(pk))
+        }
+    }
+
     /// The frames waiting for a channel on global port `gp`.
     pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
         self.waiting[gp as usize].iter().map(|&(pkt, _)| pkt)
@@ -157,23 +167,13 @@ impl ChannelFabric {
 }
 
 impl Simulation {
-    /// How the data frame `pk` arriving on global port `port` names its channel.
-    #[inline]
-    fn arrival(&self, fc: &ChannelFabric, port: u32, pk: &Packet) -> Arrival {
-        if self.ports[port as usize].peer_is_switch {
-            Arrival::Link(pk.channel)
-        } else {
-            Arrival::Edge(fc.edge_key(pk))
-        }
-    }
-
     /// The local egress port for the data frame `pk` arriving on global port `port` of
     /// switch `s` in a flow-channel fabric: its channel's, or for a new channel the next
     /// hop the routing picks (`None`: no route).
     pub(super) fn channel_egress(&self, s: u32, port: u32, pk: &Packet) -> Option<u16> {
         let fc = self.channels.as_deref()?;
         let in_local = self.ports[port as usize].local;
-        let arrival = self.arrival(fc, port, pk);
+        let arrival = fc.arrival(self.ports[port as usize].peer_is_switch, pk);
         if let Some(out) = fc.tables[s as usize].pinned(in_local, arrival) {
             return Some(out);
         }
@@ -207,17 +207,13 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref() else {
             return true;
         };
-        if !fc.waiting[port as usize].is_empty() {
+        // Behind a waiting frame, every frame of the port waits (in order).
+        let behind = !fc.waiting[port as usize].is_empty();
+        if behind || self.channel_receive(s, port, out_local, pkt).is_err() {
             self.channel_wait(s, port, out_local, pkt);
             return false;
         }
-        match self.channel_receive(s, port, out_local, pkt) {
-            Ok(()) => true,
-            Err(()) => {
-                self.channel_wait(s, port, out_local, pkt);
-                false
-            }
-        }
+        true
     }
 
     fn channel_wait(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) {
@@ -235,14 +231,13 @@ impl Simulation {
         let now = self.now;
         let pk = *self.arena.get(pkt);
         let in_local = self.ports[port as usize].local;
+        let from_switch = self.ports[port as usize].peer_is_switch;
         let out = self.switches[s as usize].port(out_local);
         let to_host = !self.ports[out as usize].peer_is_switch;
-        let Some(fc) = self.channels.as_deref() else {
+        let Some(fc) = self.channels.as_deref_mut() else {
             return Ok(());
         };
-        let arrival = self.arrival(fc, port, &pk);
-        // Only `channels` is borrowed mutably from here on.
-        let fc = self.channels.as_deref_mut().ok_or(())?;
+        let arrival = fc.arrival(from_switch, &pk);
         let table = &mut fc.tables[s as usize];
         let units = table.units(u64::from(pk.size));
         match table.receive(in_local, arrival, units, (out_local, to_host)) {
@@ -387,7 +382,6 @@ impl Simulation {
         let n = fc.pending[gp as usize].acks.len();
         let mut pk = Packet::new(Kind::ChannelAck);
         pk.size = fc.params.ack_frame_bytes(n);
-        pk.payload = n as u32;
         let pkt = self.arena.alloc(pk);
         let slot = pkt as usize;
         if fc.frames.len() <= slot {

@@ -7,6 +7,7 @@
 use crate::config::SimConfig;
 use crate::results::RunResults;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What one application's flows delivered.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -28,26 +29,24 @@ pub fn of(results: &RunResults, cfg: &SimConfig) -> Option<Vec<AppSummary>> {
     if cfg.flow_apps.is_empty() {
         return None;
     }
-    let mut apps: Vec<AppSummary> = Vec::new();
+    // Per application id: flows and delivered bytes (in id order).
+    let mut by_app: BTreeMap<u8, (usize, u64)> = BTreeMap::new();
     for f in &results.flows {
         let app = cfg.flow_apps.get(f.id as usize).copied().unwrap_or(0);
-        let i = match apps.binary_search_by_key(&app, |a| a.app) {
-            Ok(i) => i,
-            Err(i) => {
-                let new = AppSummary {
-                    app,
-                    flows: 0,
-                    delivered_bytes: 0,
-                    throughput_gbps: 0.0,
-                    share: 0.0,
-                };
-                apps.insert(i, new);
-                i
-            }
-        };
-        apps[i].flows += 1;
-        apps[i].delivered_bytes += f.delivered;
+        let e = by_app.entry(app).or_default();
+        e.0 += 1;
+        e.1 += f.delivered;
     }
+    let mut apps: Vec<AppSummary> = by_app
+        .into_iter()
+        .map(|(app, (flows, delivered_bytes))| AppSummary {
+            app,
+            flows,
+            delivered_bytes,
+            throughput_gbps: 0.0,
+            share: 0.0,
+        })
+        .collect();
     let total: u64 = apps.iter().map(|a| a.delivered_bytes).sum();
     let secs = results.end_time.as_secs_f64().max(1e-12);
     for a in &mut apps {

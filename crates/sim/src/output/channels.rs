@@ -5,13 +5,8 @@
 //! `waiting_at_end` are 0 after a run whose flows all finished (no table leaks).
 
 use crate::results::{ChannelStats, RunResults, SwitchChannels};
-use headroom_mech::flow_channel::InputChannel;
+use headroom_mech::flow_channel::CHANNEL_BYTES;
 use serde::Serialize;
-
-/// Bytes one channel takes in a switch's tables: its input entry, its output entry and its
-/// edge-table entry (an upper bound: transit switches have no edge entry).
-pub const CHANNEL_BYTES: u64 =
-    (std::mem::size_of::<InputChannel>() + 4 + std::mem::size_of::<(u64, u16)>()) as u64;
 
 /// The flow-channel layer's work over a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -68,7 +63,7 @@ impl ChannelSummary {
             mean_channels: switches.iter().map(|s| s.mean).sum::<f64>() / n,
             channels_in_use_at_end: switches.iter().map(|s| u64::from(s.in_use_at_end)).sum(),
             table_bytes_at_peak: switches.iter().map(|s| u64::from(s.peak)).sum::<u64>()
-                * CHANNEL_BYTES,
+                * CHANNEL_BYTES as u64,
             switches,
         })
     }

@@ -49,7 +49,7 @@ mod apps;
 mod channels;
 mod marking;
 pub use apps::AppSummary;
-pub use channels::{ChannelSummary, CHANNEL_BYTES};
+pub use channels::ChannelSummary;
 pub use marking::{marking_line, state_name, MarkingSummary, QueueMarkingSummary, StateCounts};
 
 /// A flow size class: sizes in `[min_bytes, max_bytes)`.
