@@ -8,6 +8,10 @@
 //! - Application fairness (`examples/flow-channels/app-fairness.toml`): an application with
 //!   one flow against one with a hundred at one switch output. Round-robin over flows gives
 //!   the first about 1 %, round-robin over applications about 50 %.
+//! - Congestion isolation (`examples/flow-channels/incast-isolation.toml`): a 7-to-1 incast
+//!   and a victim flow sharing its fabric links. On PFC the victim waits with the incast
+//!   (slowdown above 3); on flow channels with endpoint congestion management it runs at
+//!   line rate (below 1.05), and the incast finishes no later.
 //! - A bad arbitration name, or an application id above 127, is refused with the field
 //!   named, exit code 2; application 127 (reserved) becomes 126 with a warning.
 
@@ -35,27 +39,32 @@ const PORT_FAIR_SHARES: [f64; 11] = [
 
 /// `delivered_bytes` of every flow in `flows.csv`, by flow id.
 fn delivered(flows_csv: &Path) -> Vec<f64> {
+    column(flows_csv, "delivered_bytes")
+}
+
+/// Column `name` of every flow in `flows.csv`, in file order (by flow id).
+fn column(flows_csv: &Path, name: &str) -> Vec<f64> {
     let text = std::fs::read_to_string(flows_csv).expect("flows.csv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
     let col = header
         .iter()
-        .position(|&c| c == "delivered_bytes")
-        .expect("a delivered_bytes column");
+        .position(|&c| c == name)
+        .unwrap_or_else(|| panic!("a {name} column"));
     lines
         .map(|l| {
             l.split(',')
                 .nth(col)
                 .expect("column")
                 .parse()
-                .expect("bytes")
+                .expect("a number")
         })
         .collect()
 }
 
-/// Runs `examples/flow-channels/<example>` under each of `arbitrations` (comma-separated)
-/// into `cmp/` of a fresh directory, which it returns.
-fn compare_arbitrations(example: &str, arbitrations: &str) -> tempfile::TempDir {
+/// Runs `examples/flow-channels/<example>` with `compare`'s `option` set to `values` (each
+/// of a comma-separated list) into `cmp/` of a fresh directory, which it returns.
+fn compare(example: &str, option: &str, values: &str) -> tempfile::TempDir {
     let example = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/flow-channels")
         .join(example);
@@ -64,8 +73,8 @@ fn compare_arbitrations(example: &str, arbitrations: &str) -> tempfile::TempDir 
         &[
             "compare",
             example.to_str().expect("utf-8 path"),
-            "--arbitration",
-            arbitrations,
+            option,
+            values,
             "--no-plots",
             "--quiet",
             "--out",
@@ -79,7 +88,7 @@ fn compare_arbitrations(example: &str, arbitrations: &str) -> tempfile::TempDir 
 
 #[test]
 fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equal() {
-    let dir = compare_arbitrations("fig6a-chain.toml", "input-port,flow");
+    let dir = compare("fig6a-chain.toml", "--arbitration", "input-port,flow");
 
     let port = delivered(&dir.path().join("cmp/input-port/flows.csv"));
     let total: f64 = port.iter().sum();
@@ -122,8 +131,58 @@ fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equa
 }
 
 #[test]
+fn endpoint_congestion_isolates_a_victim_that_pfc_does_not() {
+    let dir = compare(
+        "incast-isolation.toml",
+        "--flow-control",
+        "pfc,flow-channels",
+    );
+    // Flows 0-6 are the incast, flow 7 the victim.
+    let slowdown = |fabric: &str| {
+        column(
+            &dir.path().join(format!("cmp/{fabric}/flows.csv")),
+            "slowdown",
+        )
+    };
+    let pfc = slowdown("pfc");
+    let channels = slowdown("flow-channels");
+    assert_eq!((pfc.len(), channels.len()), (8, 8));
+    assert!(
+        pfc[7] > 3.0,
+        "on PFC the victim waits with the incast: {}",
+        pfc[7]
+    );
+    assert!(
+        channels[7] < 1.05,
+        "on flow channels it does not: {}",
+        channels[7]
+    );
+    let worst = |s: &[f64]| s[..7].iter().copied().fold(0.0, f64::max);
+    assert!(
+        worst(&channels) <= worst(&pfc) * 1.01,
+        "the incast finishes no later: {} vs {}",
+        worst(&channels),
+        worst(&pfc)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("cmp/flow-channels/summary.json")).expect("summary"),
+    )
+    .expect("valid json");
+    let endpoint = &summary["flow_channels"]["endpoint"];
+    assert!(endpoint["endpoint_acks"].as_u64() > Some(0), "{endpoint}");
+    assert!(
+        endpoint["flow_limit_holds"].as_u64() > Some(0),
+        "{endpoint}"
+    );
+}
+
+#[test]
 fn application_arbitration_shares_by_application_not_by_flow_count() {
-    let dir = compare_arbitrations("app-fairness.toml", "flow,input-port,application");
+    let dir = compare(
+        "app-fairness.toml",
+        "--arbitration",
+        "flow,input-port,application",
+    );
     // Flow 0 is application 1's only flow (host 0 starts first, at 0 ns).
     let share_of_x = |arbitration: &str| {
         let d = delivered(&dir.path().join(format!("cmp/{arbitration}/flows.csv")));

@@ -260,32 +260,37 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .into_iter()
             .filter(|k| k.starts_with("credit.ports")),
     );
-    // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it.
-    let dragonfly =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flow-channels/dragonfly.toml");
-    let run = headroom(
-        &[
-            "run",
-            dragonfly.to_str().expect("utf-8 path"),
-            "--out",
-            "dragonfly",
-            "--quiet",
-            "--no-plots",
-        ],
-        dir.path(),
-    );
-    assert!(run.status.success(), "{}", stderr(&run));
-    let channels: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("dragonfly/summary.json")).unwrap_or_default(),
-    )
-    .expect("summary.json is JSON");
-    let mut channel_keys = BTreeSet::new();
-    flatten(&channels, "", &maps, &mut channel_keys);
-    actual.extend(
-        channel_keys
-            .into_iter()
-            .filter(|k| k.starts_with("flow_channels")),
-    );
+    // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
+    // incast-isolation example its `endpoint` part.
+    for example in ["dragonfly", "incast-isolation"] {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/flow-channels")
+            .join(format!("{example}.toml"));
+        let run = headroom(
+            &[
+                "run",
+                file.to_str().expect("utf-8 path"),
+                "--out",
+                example,
+                "--quiet",
+                "--no-plots",
+            ],
+            dir.path(),
+        );
+        assert!(run.status.success(), "{}", stderr(&run));
+        let channels: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(example).join("summary.json"))
+                .unwrap_or_default(),
+        )
+        .expect("summary.json is JSON");
+        let mut channel_keys = BTreeSet::new();
+        flatten(&channels, "", &maps, &mut channel_keys);
+        actual.extend(
+            channel_keys
+                .into_iter()
+                .filter(|k| k.starts_with("flow_channels")),
+        );
+    }
     let keys: BTreeSet<String> = keys.into_iter().collect();
     for k in actual.difference(&keys) {
         problems.push(format!("summary.json: `{k}` is written but not documented"));

@@ -128,6 +128,9 @@ pub struct InputChannel {
     pub out_id: Option<u16>,
     /// The flow's match key, if it entered the fabric here (from a host).
     pub edge_key: Option<u64>,
+    /// The severity of the endpoint congestion its destination reported last (0: none;
+    /// see [`crate::endpoint_congestion`]).
+    pub ep_congestion: u8,
 }
 
 impl InputChannel {
@@ -265,6 +268,18 @@ pub enum Arrival {
     Edge(u64),
     /// From a switch: the id the upstream switch picked for this link.
     Link(u16),
+}
+
+/// What an ACK says of the destination's congestion (the patent's ACK types), applied to
+/// every hop's channel it passes by [`FlowChannels::signal`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckSignal {
+    /// A normal ACK: the destination is not congested; clears the severity.
+    Normal,
+    /// An ACK with the ongoing-congestion flag: the severity stays as it is.
+    Ongoing,
+    /// An endpoint-congestion ACK: the destination is congested with this severity.
+    Congested(u8),
 }
 
 /// A packet taken in by [`FlowChannels::receive`].
@@ -506,6 +521,44 @@ impl FlowChannels {
         }
         c.data_flow += units;
         Ok(c.out_id)
+    }
+
+    /// Channel (`in_port`, `id`) learns what an ACK passing it says of its destination's
+    /// congestion.
+    pub fn signal(
+        &mut self,
+        (in_port, id): (u16, u16),
+        signal: AckSignal,
+    ) -> Result<(), FlowChannelError> {
+        let c = self
+            .inputs
+            .get_mut(usize::from(in_port))
+            .and_then(|t| t.get_mut(id))
+            .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
+        match signal {
+            AckSignal::Normal => c.ep_congestion = 0,
+            AckSignal::Ongoing => {}
+            AckSignal::Congested(severity) => c.ep_congestion = severity,
+        }
+        Ok(())
+    }
+
+    /// Whether channel (`in_port`, `id`) may forward a packet of `units` now: always when
+    /// nothing of it is in flight, otherwise only within the injection limit its endpoint
+    /// congestion's severity sets (`limit` gives it in bytes; `None`: no limit).
+    pub fn may_forward(
+        &self,
+        (in_port, id): (u16, u16),
+        units: u64,
+        limit: impl Fn(u8) -> Option<u64>,
+    ) -> bool {
+        let Some(c) = self.input(in_port, id) else {
+            return true;
+        };
+        let in_flight = c.flow_extent();
+        in_flight == 0
+            || limit(c.ep_congestion)
+                .is_none_or(|bytes| in_flight + units <= bytes / u64::from(self.config.unit.max(1)))
     }
 
     /// An ACK for `units` came back on output `out_port` for the id `out_id` of its link.
@@ -902,5 +955,53 @@ mod tests {
             prop_assert_eq!(fc.in_use(), 0);
             prop_assert_eq!(fc.outputs_in_use(2), 0);
         }
+    }
+
+    #[test]
+    fn endpoint_congestion_limits_what_a_channel_has_in_flight() {
+        let mut fc = FlowChannels::new(3, small());
+        let flow = Arrival::Edge(7);
+        // Five packets of 2 units (512 B) queued for the fabric link.
+        let r = fc.receive(0, flow, 2, (1, false)).expect("room");
+        for _ in 0..4 {
+            fc.receive(0, flow, 2, (1, false)).expect("same channel");
+        }
+        let ch = (0, r.in_id);
+        let out = r.out_id.expect("a fabric link");
+        // Severity 1: 1024 B (4 units) in flight; severity 2: nothing beyond one packet.
+        let limit = |s: u8| match s {
+            0 => None,
+            1 => Some(1024),
+            _ => Some(0),
+        };
+        assert!(fc.may_forward(ch, 2, limit), "not congested");
+        fc.signal(ch, AckSignal::Congested(1)).expect("known");
+        assert_eq!(fc.input(0, r.in_id).map(|c| c.ep_congestion), Some(1));
+        assert!(fc.may_forward(ch, 2, limit), "nothing in flight");
+        fc.forward(ch, 2).expect("queued");
+        assert!(fc.may_forward(ch, 2, limit), "2 + 2 <= 4 units");
+        fc.forward(ch, 2).expect("queued");
+        assert!(!fc.may_forward(ch, 2, limit), "4 + 2 > 4 units");
+        fc.signal(ch, AckSignal::Ongoing).expect("known");
+        assert_eq!(
+            fc.input(0, r.in_id).map(|c| c.ep_congestion),
+            Some(1),
+            "kept"
+        );
+        fc.ack(1, out, 2).expect("in flight");
+        assert!(fc.may_forward(ch, 2, limit), "an ACK made room");
+        fc.signal(ch, AckSignal::Congested(2)).expect("known");
+        assert!(!fc.may_forward(ch, 2, limit), "one packet at a time");
+        fc.ack(1, out, 2).expect("in flight");
+        assert!(fc.may_forward(ch, 2, limit), "nothing in flight");
+        fc.signal(ch, AckSignal::Normal).expect("known");
+        fc.forward(ch, 2).expect("queued");
+        fc.forward(ch, 2).expect("queued");
+        assert!(fc.may_forward(ch, 2, limit), "cleared: no limit");
+        assert_eq!(
+            fc.signal((0, 3), AckSignal::Normal),
+            Err(FlowChannelError::UnknownChannel { port: 0, id: 3 })
+        );
+        fc.check().expect("invariants");
     }
 }

@@ -30,12 +30,15 @@
 //! - [`flow_channel`]: the flow-channel fabric's per-hop tables (IFCT, OFCT, EFCT): a
 //!   channel per flow from its first packet to its last ACK, link-local ids, progress
 //!   counters, in-order paths while data is in flight.
+//! - [`endpoint_congestion`]: the flow-channel egress edge's congestion detector (bytes,
+//!   packets, growth) and the per-flow injection limits its severities set.
 
 pub mod buffer;
 pub mod cc;
 pub mod congestion_point;
 pub mod credit;
 pub mod ecn;
+pub mod endpoint_congestion;
 pub mod flow_channel;
 pub mod flow_control;
 pub mod inq_arbiter;

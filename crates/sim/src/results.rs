@@ -354,6 +354,13 @@ pub struct ChannelStats {
     pub waits: u64,
     /// Frames still waiting for a channel when the run ended.
     pub waiting_at_end: u64,
+    /// Endpoint congestion management was on.
+    pub endpoint: bool,
+    /// Endpoint-congestion ACKs egress edges sent (a congested output, a channel not yet
+    /// told its severity).
+    pub endpoint_acks: u64,
+    /// Times a flow was held back by its injection limit.
+    pub flow_limit_holds: u64,
     /// Per switch: its channels.
     pub switches: Vec<SwitchChannels>,
 }

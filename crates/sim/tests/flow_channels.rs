@@ -175,3 +175,111 @@ fn runs_are_the_same_on_any_number_of_threads() {
     assert_eq!(one.flows, two.flows);
     assert_eq!(one.channels, two.channels);
 }
+
+/// Seven hosts of one leaf send 500 KB each to one host of the other leaf (an incast on
+/// its egress edge), and an eighth sends 500 KB to another host there: its path shares
+/// every fabric link with the incast but not the congested output. `fabric` is the
+/// `[fabric]` section's body; queues are per flow, hosts have no congestion control, and
+/// the 4 MiB buffers can hold what the ingress edge holds back (with 1 MiB, that fills the
+/// sending leaf's shared buffer and PFC pauses the victim's host link: what FGFC is for).
+fn incast_with_victim(fabric: &str) -> headroom_sim::config::SimConfig {
+    let text = format!(
+        r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 8
+host_rate = "100Gbps"
+uplink_rate = "800Gbps"
+delay = "1us"
+
+[switch]
+lossless = [3]
+buffer = "4MiB"
+
+[switch.scheduler]
+arbitration = "flow"
+
+[host]
+mtu = "1000B"
+
+[host.cc]
+algorithm = "none"
+
+[fabric]
+{fabric}
+
+[[workload]]
+kind = "incast"
+senders = [0, 1, 2, 3, 4, 5, 6]
+receiver = 8
+size = "500KB"
+
+[[workload]]
+kind = "flows"
+[[workload.flow]]
+src = 7
+dst = 9
+size = "500KB"
+start = "5us"
+"#
+    );
+    scenario::parse(&text, Path::new("isolation.toml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config
+}
+
+/// The victim's slowdown (flow 7) and the incast's last finish time.
+fn victim_and_incast(r: &RunResults) -> (f64, f64) {
+    let victim = r
+        .flows
+        .iter()
+        .find(|f| f.src == 7)
+        .expect("the victim flow");
+    let fct = |f: &headroom_sim::results::FlowRecord| f.fct().expect("finished").as_ps() as f64;
+    let ideal = victim.ideal_fct.as_ps() as f64;
+    let incast = r
+        .flows
+        .iter()
+        .filter(|f| f.dst == 8)
+        .map(fct)
+        .fold(0.0, f64::max);
+    (fct(victim) / ideal, incast)
+}
+
+#[test]
+fn endpoint_congestion_isolates_a_victim_from_an_incast() {
+    let step = Time::from_us(20);
+    let plain = run_checked(incast_with_victim(&channels("")), step);
+    let managed = run_checked(
+        incast_with_victim(&channels("[fabric.flow_channels.endpoint]")),
+        step,
+    );
+    assert_drained(&plain, "without endpoint congestion management");
+    assert_drained(&managed, "with it");
+    let (plain_victim, plain_incast) = victim_and_incast(&plain);
+    let (managed_victim, managed_incast) = victim_and_incast(&managed);
+    eprintln!(
+        "victim slowdown {plain_victim:.3} -> {managed_victim:.3}; incast done at \
+         {plain_incast:.0} -> {managed_incast:.0} ps"
+    );
+    // Without it the congested egress backs up into the fabric link the victim shares
+    // (PFC pauses it); with it the incast's flows are held at their ingress edges.
+    assert!(plain_victim > 2.0, "the victim suffers: {plain_victim}");
+    assert!(
+        managed_victim < 1.05,
+        "the victim is isolated: {managed_victim}"
+    );
+    assert!(
+        managed_incast <= plain_incast * 1.02,
+        "the incast loses nothing by it: {managed_incast} vs {plain_incast}"
+    );
+    let c = managed.channels.as_ref().expect("channels");
+    assert!(
+        c.endpoint && c.endpoint_acks > 0 && c.flow_limit_holds > 0,
+        "{c:?}"
+    );
+    let c = plain.channels.as_ref().expect("channels");
+    assert!(!c.endpoint && c.endpoint_acks == 0 && c.flow_limit_holds == 0);
+}

@@ -25,13 +25,16 @@
 //! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
 //! In about a quarter of the cases flow channels run over the links (any table size, from
 //! 2 ids per link, units, match, routing, ACK batch and timers): they must end the same
-//! way, with no channel left in any table and no frame waiting for one.
+//! way, with no channel left in any table and no frame waiting for one. Half of those run
+//! endpoint congestion management (any thresholds, growth watched or not, two limit
+//! tables) with a queue per flow: flows held at their injection limits must be let go.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     DcqcnConfig, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
 };
+use headroom_mech::endpoint_congestion::EndpointConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
@@ -405,6 +408,32 @@ fn case(seed: u64) -> Case {
         channels = format!("; flow channels {p:?}");
         cfg.fabric.flow_channels = Some(p);
     }
+    // Endpoint congestion management in half the flow-channel cases: flows held at their
+    // injection limits must not hold the run up or lose anything.
+    if let Some(p) = cfg.fabric.flow_channels.as_mut() {
+        if rng.gen_bool(0.5) {
+            let e = EndpointConfig {
+                bytes: pick(&mut rng, &[1500u64, 4000, 32768]),
+                packets: pick(&mut rng, &[2u32, 8, 64]),
+                growth: pick(&mut rng, &[None, Some(Rate::from_gbps(10))]),
+                window: Time::from_ns(pick(&mut rng, &[50u64, 1000])),
+                limits: pick(
+                    &mut rng,
+                    &[
+                        EndpointConfig::default().limits,
+                        [4000, 1000, 0, 0, 0, 0, 0, 0],
+                    ],
+                ),
+                ..EndpointConfig::default()
+            };
+            p.endpoint = Some(EndpointConfig {
+                levels: if e.limits[1] == 1000 { 3 } else { 6 },
+                ..e
+            });
+            cfg.switch.scheduler.arbitration = Arbitration::Flow;
+            channels.push_str(&format!("; endpoint {:?}", p.endpoint));
+        }
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
@@ -562,7 +591,7 @@ fn scenarios_exercise_pfc() {
 /// a table (frames wait for a channel).
 #[test]
 fn scenarios_exercise_flow_channels() {
-    let (mut cases, mut acked, mut waited) = (0, 0, 0);
+    let (mut cases, mut acked, mut waited, mut held) = (0, 0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -575,8 +604,13 @@ fn scenarios_exercise_flow_channels() {
         let ch = r.channels.expect("a flow-channel run reports its channels");
         acked += usize::from(ch.ack_frames > 0 || ch.acks_home > 0);
         waited += usize::from(ch.waits > 0);
+        held += usize::from(ch.flow_limit_holds > 0);
     }
-    eprintln!("{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table");
+    eprintln!(
+        "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
+         a flow at its injection limit"
+    );
+    assert!(held >= 1, "no case held a flow at its injection limit");
     assert!(cases >= 8, "{cases} flow-channel cases of 60");
     assert_eq!(
         acked, cases,

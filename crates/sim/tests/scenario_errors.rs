@@ -893,6 +893,52 @@ fn flow_channel_errors_name_their_field() {
         "unknown key",
         "window",
     );
+    let ep = format!(
+        "{BASE}\n[switch.scheduler]\narbitration = \"flow\"\n[fabric]\nkind = \"flow-channels\"\n\
+         [fabric.flow_channels.endpoint]\n"
+    );
+    check(
+        &format!("{ep}bytes = \"0B\"\n"),
+        "fabric.flow_channels.endpoint.bytes",
+        "must be greater than zero",
+        "\"0B\"",
+    );
+    check(
+        &format!("{ep}packets = 0\n"),
+        "fabric.flow_channels.endpoint.packets",
+        "found 0",
+        "0",
+    );
+    check(
+        &format!("{ep}limits = []\n"),
+        "fabric.flow_channels.endpoint.limits",
+        "expected 1 to 8 limits (one per severity level), found 0",
+        "[]",
+    );
+    check(
+        &format!("{ep}growth = \"fast\"\n"),
+        "fabric.flow_channels.endpoint.growth",
+        "",
+        "\"fast\"",
+    );
+    // Limits that rise with severity, and a FIFO that a held flow would block, are
+    // refused when the configuration is checked.
+    let e = err(&format!("{ep}limits = [\"8KiB\", \"16KiB\"]\n"));
+    assert_eq!(
+        e.field(),
+        Some("fabric.flow_channels.endpoint.limits"),
+        "{e}"
+    );
+    assert!(
+        e.reason()
+            .contains("level 2 allows 16384 B, level 1 8192 B"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels.endpoint]\n"
+    ));
+    assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
+    assert!(e.reason().contains("a queue per flow"), "{e}");
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

@@ -8,7 +8,8 @@
 //! and none of what drops a frame that a channel has counted without telling it (link
 //! failures, link errors, a PFC watchdog).
 
-use super::{ConfigError, SimConfig};
+use super::{Arbitration, ConfigError, SimConfig};
+use headroom_mech::endpoint_congestion::{EndpointConfig, EndpointConfigError};
 use headroom_mech::flow_channel::FlowChannelConfig;
 use headroom_mech::units::Time;
 use serde::Serialize;
@@ -76,6 +77,10 @@ pub struct FlowChannelParams {
     /// ... and before data, due or not, when a data frame starting instead would end more
     /// than this after the first came (90 ns; a frame on the wire is never cut short).
     pub ack_max_delay: Time,
+    /// Endpoint congestion management (`None`: egress edges report none and no flow is
+    /// limited): the egress edge's thresholds and the per-severity injection limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<EndpointConfig>,
 }
 
 impl Default for FlowChannelParams {
@@ -91,6 +96,7 @@ impl Default for FlowChannelParams {
             ack_idle_delay: Time::from_ns(30),
             ack_busy_delay: Time::from_ns(60),
             ack_max_delay: Time::from_ns(90),
+            endpoint: None,
         }
     }
 }
@@ -149,6 +155,36 @@ impl FlowChannelParams {
                     self.ack_max_delay.as_ps() / 1000
                 ),
             );
+        }
+        if let Some(e) = &self.endpoint {
+            if let Err(err) = e.validate() {
+                let field = match err {
+                    EndpointConfigError::Levels(_) | EndpointConfigError::LimitRises { .. } => {
+                        "fabric.flow_channels.endpoint.limits"
+                    }
+                    EndpointConfigError::ZeroThreshold("bytes") => {
+                        "fabric.flow_channels.endpoint.bytes"
+                    }
+                    EndpointConfigError::ZeroThreshold("packets") => {
+                        "fabric.flow_channels.endpoint.packets"
+                    }
+                    EndpointConfigError::ZeroThreshold(_) => "fabric.flow_channels.endpoint.growth",
+                    EndpointConfigError::ZeroWindow => "fabric.flow_channels.endpoint.window",
+                };
+                return param(field, err.to_string());
+            }
+            // A flow held by its limit must not hold the flows queued behind it.
+            if !matches!(
+                cfg.switch.scheduler.arbitration,
+                Arbitration::Flow | Arbitration::Application
+            ) {
+                return param(
+                    "switch.scheduler.arbitration",
+                    "endpoint congestion management holds flows at their injection limits, \
+                     which needs a queue per flow: set it to \"flow\" or \"application\""
+                        .into(),
+                );
+            }
         }
         // A frame dropped on a link (or flushed by a watchdog) would leave its units
         // counted upstream and never acknowledged: the channel would never be released.

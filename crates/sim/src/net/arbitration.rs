@@ -15,11 +15,17 @@
 //! MMU's accounting cover the sub-queues as well: arbitration changes the order packets
 //! leave in, nothing else.
 //!
+//! A gate may hold a flow back (the flow-channel fabric's injection limit): staging asks
+//! it about the head of the sub-queue granted, and a flow it refuses leaves the arbiter,
+//! packets and all, until [`Arbitration::release_held`] finds the gate open again (the
+//! driver asks whenever an ACK may have opened it).
+//!
 //! Invariants (checked by [`Arbitration::check`], which `Simulation::check_invariants`
-//! calls, so every test that checks a run checks them): a class's staged slot is
-//! empty only while all its sub-queues are; a key is queued in the arbiter exactly while its
-//! sub-queue holds packets; a flow's key is released when its sub-queue empties, so the key
-//! table holds the flows with packets queued here and nothing else.
+//! calls, so every test that checks a run checks them): a class's staged slot is empty
+//! only while all its sub-queues are empty or held; a key is queued in the arbiter exactly
+//! while its sub-queue holds packets and it is not held; a held key's sub-queue holds
+//! packets; a flow's key is released when its sub-queue empties, so the key table holds
+//! the flows with packets queued here and nothing else.
 
 use super::packet::{Arena, Fifo, Packet};
 use super::port::Port;
@@ -67,6 +73,8 @@ struct ClassQueues {
     flow_of_key: Vec<u32>,
     /// Flow arbitration: keys released, reused before new ones.
     free_keys: Vec<u32>,
+    /// Keys the gate held back, out of the arbiter until it lets them go.
+    held: Vec<u32>,
 }
 
 impl ClassQueues {
@@ -78,6 +86,7 @@ impl ClassQueues {
             key_of_flow: HashMap::new(),
             flow_of_key: Vec::new(),
             free_keys: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -121,6 +130,8 @@ pub(super) struct Arbitration {
     /// packet: a class that never holds one costs four bytes).
     class_of: Vec<u32>,
     classes: Vec<ClassQueues>,
+    /// Flows the gate held back, over the run.
+    holds: u64,
 }
 
 impl Arbitration {
@@ -140,6 +151,7 @@ impl Arbitration {
             },
             class_of,
             classes: Vec::new(),
+            holds: 0,
         }
     }
 
@@ -151,13 +163,14 @@ impl Arbitration {
 
     /// Queues `pkt` (admitted to class `q` of global port `port`, which is `p`; received
     /// from a host if `from_host`) in its sub-queue, and stages it if the class has nothing
-    /// staged. The caller has counted its bytes in the class.
+    /// staged and `gate` lets it go. The caller has counted its bytes in the class.
     pub(super) fn push(
         &mut self,
         arena: &mut Arena,
         (port, p): (u32, &mut Port),
         (q, pkt): (usize, u32),
         from_host: bool,
+        gate: impl Fn(&Packet) -> bool,
     ) {
         let slot = port as usize * PRIORITIES + q;
         if self.class_of[slot] == NO_CLASS {
@@ -185,31 +198,40 @@ impl Arbitration {
         }
         c.sub[key as usize].push_back(arena, pkt);
         c.group[key as usize] = group;
-        c.arbiter.enqueue(key, group);
-        self.refill(arena, (port, p), q);
+        if !c.held.contains(&key) {
+            c.arbiter.enqueue(key, group);
+        }
+        self.refill(arena, (port, p), q, gate);
     }
 
     /// If class `q` of global port `port` (which is `p`) has nothing staged, stages the
-    /// arbiter's next grant and tells the port (its head and its non-empty mask). Nothing
-    /// for a FIFO class.
-    pub(super) fn refill(&mut self, arena: &mut Arena, (port, p): (u32, &mut Port), q: usize) {
+    /// arbiter's next grant that `gate` lets go and tells the port (its head and its
+    /// non-empty mask). Nothing for a FIFO class.
+    pub(super) fn refill(
+        &mut self,
+        arena: &mut Arena,
+        (port, p): (u32, &mut Port),
+        q: usize,
+        gate: impl Fn(&Packet) -> bool,
+    ) {
         if !p.queues[q].fifo.is_empty() {
             return;
         }
-        if let Some(head) = self.stage(arena, (port, q), &mut p.queues[q].fifo) {
+        if let Some(head) = self.stage(arena, (port, q), &mut p.queues[q].fifo, gate) {
             p.head_ready[q] = arena.get(head).ready_at;
             p.nonempty |= 1 << q;
         }
     }
 
     /// Moves the arbiter's next grant of class `q` of global port `port` into the class's
-    /// empty slot `staged`. Returns the packet staged, or `None` if nothing waits (always
-    /// for a FIFO class).
+    /// empty slot `staged`; a grant whose head `gate` refuses is held back. Returns the
+    /// packet staged, or `None` if nothing may go (always for a FIFO class).
     fn stage(
         &mut self,
         arena: &mut Arena,
         (port, q): (u32, usize),
         staged: &mut Fifo,
+        gate: impl Fn(&Packet) -> bool,
     ) -> Option<u32> {
         let discipline = self.discipline;
         let index = *self.class_of.get(port as usize * PRIORITIES + q)?;
@@ -217,6 +239,13 @@ impl Arbitration {
         loop {
             let sel = c.arbiter.select(ALL_ILIDS)?;
             let sub = &mut c.sub[sel.fc as usize];
+            if sub.front().is_some_and(|head| !gate(arena.get(head))) {
+                // Out of the arbiter until `release_held` finds the gate open.
+                c.arbiter.complete(sel, Outcome::FlowLimit { more: false });
+                c.held.push(sel.fc);
+                self.holds += 1;
+                continue;
+            }
             // Never empty (`remove_where` requeues the keys that still wait); were it, the
             // key would leave the arbiter and the next be tried.
             let pkt = sub.pop_front(arena);
@@ -230,6 +259,69 @@ impl Arbitration {
                 return Some(pkt);
             }
         }
+    }
+
+    /// Gives back to the arbiter the keys held at global port `port` (which is `p`) whose
+    /// heads `gate` now lets go, and stages what may go in the classes that have nothing
+    /// staged. Returns whether a class of the port has a packet staged now that had none.
+    pub(super) fn release_held(
+        &mut self,
+        arena: &mut Arena,
+        (port, p): (u32, &mut Port),
+        gate: impl Fn(&Packet) -> bool,
+    ) -> bool {
+        let mut staged = false;
+        for q in 0..PRIORITIES {
+            let Some(&index) = self.class_of.get(port as usize * PRIORITIES + q) else {
+                return staged;
+            };
+            let Some(c) = self.classes.get_mut(index as usize) else {
+                continue;
+            };
+            if c.held.is_empty() {
+                continue;
+            }
+            let mut released = false;
+            let mut i = 0;
+            while i < c.held.len() {
+                let k = c.held[i];
+                let open = c.sub[k as usize]
+                    .front()
+                    .is_none_or(|head| gate(arena.get(head)));
+                if open {
+                    c.held.swap_remove(i);
+                    c.arbiter.enqueue(k, c.group[k as usize]);
+                    released = true;
+                } else {
+                    i += 1;
+                }
+            }
+            if released && p.queues[q].fifo.is_empty() {
+                self.refill(arena, (port, p), q, &gate);
+                staged |= !p.queues[q].fifo.is_empty();
+            }
+        }
+        staged
+    }
+
+    /// Flows the gate held back, over the run.
+    pub(super) fn holds(&self) -> u64 {
+        self.holds
+    }
+
+    /// The head packets of the keys held back, with their global ports.
+    pub(super) fn held_heads(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.class_of
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, &i)| {
+                Some(((slot / PRIORITIES) as u32, self.classes.get(i as usize)?))
+            })
+            .flat_map(|(port, c)| {
+                c.held
+                    .iter()
+                    .filter_map(move |&k| c.sub[k as usize].front().map(|pkt| (port, pkt)))
+            })
     }
 
     /// The packets waiting in class `q` of global port `port`'s sub-queues (not its staged
@@ -273,9 +365,10 @@ impl Arbitration {
             removed.extend(out);
         }
         if !emptied.is_empty() {
+            c.held.retain(|k| !emptied.contains(k));
             let mut arbiter = InqArbiter::single_ilid();
             for (k, sub) in c.sub.iter().enumerate() {
-                if !sub.is_empty() {
+                if !sub.is_empty() && !c.held.contains(&(k as u32)) {
                     arbiter.enqueue(k as u32, c.group[k]);
                 }
             }
@@ -295,15 +388,31 @@ impl Arbitration {
                 continue;
             };
             let (port, q) = ((slot / PRIORITIES) as u32, slot % PRIORITIES);
-            let waiting = c.sub.iter().any(|s| !s.is_empty());
+            let free = |k: usize| !c.held.contains(&(k as u32));
+            let waiting = c
+                .sub
+                .iter()
+                .enumerate()
+                .any(|(k, s)| !s.is_empty() && free(k));
             if waiting && staged_empty(port, q) {
                 return Err(format!(
                     "port {port} class {q}: packets wait, none is staged"
                 ));
             }
             for (k, sub) in c.sub.iter().enumerate() {
-                if !sub.is_empty() && !c.arbiter.is_queued(k as u32) {
-                    return Err(format!("port {port} class {q}: key {k} waits unqueued"));
+                if (!sub.is_empty() && free(k)) != c.arbiter.is_queued(k as u32) {
+                    return Err(format!(
+                        "port {port} class {q}: key {k} is queued in the arbiter {} (held: {}, \
+                         packets: {})",
+                        c.arbiter.is_queued(k as u32),
+                        !free(k),
+                        !sub.is_empty()
+                    ));
+                }
+                if !free(k) && sub.is_empty() {
+                    return Err(format!(
+                        "port {port} class {q}: key {k} is held with nothing"
+                    ));
                 }
             }
             if self.discipline != Discipline::InputPort {
@@ -328,6 +437,11 @@ mod tests {
     use crate::net::packet::Kind;
     use headroom_mech::units::{Rate, Time};
 
+    /// The gate of a run without injection limits: every packet may leave.
+    fn ungated(_: &Packet) -> bool {
+        true
+    }
+
     /// A packet of `flow` that came in on local port `in_port`.
     fn packet(arena: &mut Arena, flow: u32, in_port: u16) -> u32 {
         let mut p = Packet::new(Kind::Data);
@@ -344,7 +458,7 @@ mod tests {
         while let Some(pkt) = port.queues[3].fifo.pop_front(arena) {
             port.head_removed(3, arena);
             sent.push(pkt);
-            a.refill(arena, (0, port), 3);
+            a.refill(arena, (0, port), 3, ungated);
             a.check(|_, _| port.queues[3].fifo.is_empty())
                 .expect("invariants");
         }
@@ -372,7 +486,7 @@ mod tests {
         let x: Vec<u32> = (0..3).map(|_| packet(&mut arena, 7, 1)).collect();
         let y = packet(&mut arena, 8, 2);
         for &pkt in x.iter().chain([&y]) {
-            a.push(&mut arena, (0, &mut p), (3, pkt), false);
+            a.push(&mut arena, (0, &mut p), (3, pkt), false, ungated);
         }
         assert_eq!(
             p.queues[3].fifo.front(),
@@ -395,7 +509,7 @@ mod tests {
         let order = [5u32, 5, 5, 6, 7];
         let pkts: Vec<u32> = order.iter().map(|&f| packet(&mut arena, f, 1)).collect();
         for &pkt in &pkts {
-            a.push(&mut arena, (0, &mut p), (3, pkt), false);
+            a.push(&mut arena, (0, &mut p), (3, pkt), false, ungated);
         }
         let flows = drained_flows(&mut a, &mut arena, &mut p);
         assert_eq!(flows, vec![5, 5, 6, 7, 5]);
@@ -405,7 +519,7 @@ mod tests {
         // Keys are reused: three more flows need no new one.
         for f in [9u32, 10, 11] {
             let pkt = packet(&mut arena, f, 1);
-            a.push(&mut arena, (0, &mut p), (3, pkt), false);
+            a.push(&mut arena, (0, &mut p), (3, pkt), false, ungated);
         }
         assert_eq!(a.classes[0].flow_of_key.len(), 3);
         drain(&mut a, &mut arena, &mut p);
@@ -425,7 +539,7 @@ mod tests {
             }
         }
         for &pkt in &pkts {
-            a.push(&mut arena, (0, &mut p), (3, pkt), true);
+            a.push(&mut arena, (0, &mut p), (3, pkt), true, ungated);
         }
         let flows = drained_flows(&mut a, &mut arena, &mut p);
         // Application 1 gets every other turn while it has packets.
@@ -434,7 +548,7 @@ mod tests {
         let mut b = Arbitration::new(Discipline::Application, 1, &apps);
         let mut q = port();
         for &pkt in &pkts {
-            b.push(&mut arena, (0, &mut q), (3, pkt), false);
+            b.push(&mut arena, (0, &mut q), (3, pkt), false, ungated);
         }
         let flows = drained_flows(&mut b, &mut arena, &mut q);
         assert_eq!(flows, vec![0, 1, 2, 3, 4, 0, 1, 2, 3, 4]);
@@ -450,7 +564,7 @@ mod tests {
             .map(|&f| packet(&mut arena, f, u16::try_from(f).expect("small")))
             .collect();
         for &pkt in &pkts {
-            a.push(&mut arena, (0, &mut p), (3, pkt), false);
+            a.push(&mut arena, (0, &mut p), (3, pkt), false, ungated);
         }
         // Flow 1's packet is staged; flow 2's two and flow 3's one wait. Port 2 fails.
         let removed = a.remove_where(&mut arena, (0, 3), |pk| pk.in_port == 2);
@@ -466,9 +580,45 @@ mod tests {
         let mut a = Arbitration::new(Discipline::Fifo, 100, &[]);
         assert!(!a.is_on());
         let mut p = port();
-        a.refill(&mut arena, (0, &mut p), 3);
+        a.refill(&mut arena, (0, &mut p), 3, ungated);
         assert!(p.queues[3].fifo.is_empty());
         assert_eq!(a.waiting(&arena, 0, 3).count(), 0);
         assert!(a.class_of.is_empty() && a.classes.is_empty());
+    }
+
+    #[test]
+    fn a_gate_holds_flows_back_until_released() {
+        let mut arena = Arena::default();
+        let mut a = Arbitration::new(Discipline::Flow, 1, &[]);
+        let mut p = port();
+        let closed = |pk: &Packet| pk.flow != 5;
+        let order = [5u32, 6, 5, 7];
+        let pkts: Vec<u32> = order.iter().map(|&f| packet(&mut arena, f, 1)).collect();
+        for &pkt in &pkts {
+            a.push(&mut arena, (0, &mut p), (3, pkt), false, closed);
+        }
+        // Flow 5 was granted first and held: flow 6 is staged.
+        assert_eq!(p.queues[3].fifo.front(), Some(pkts[1]));
+        assert_eq!(a.holds(), 1);
+        let mut sent = Vec::new();
+        while let Some(pkt) = p.queues[3].fifo.pop_front(&arena) {
+            p.head_removed(3, &arena);
+            sent.push(arena.get(pkt).flow);
+            a.refill(&mut arena, (0, &mut p), 3, closed);
+            a.check(|_, _| p.queues[3].fifo.is_empty())
+                .expect("invariants");
+        }
+        assert_eq!(sent, vec![6, 7], "flow 5 waits, the others do not");
+        assert_eq!(a.waiting(&arena, 0, 3).count(), 2);
+        assert_eq!(a.held_heads().collect::<Vec<_>>(), vec![(0, pkts[0])]);
+        // Still closed: nothing changes.
+        assert!(!a.release_held(&mut arena, (0, &mut p), closed));
+        a.check(|_, _| p.queues[3].fifo.is_empty())
+            .expect("invariants");
+        // Open: flow 5 is staged again, and sends both.
+        assert!(a.release_held(&mut arena, (0, &mut p), ungated));
+        assert_eq!(a.held_heads().count(), 0);
+        assert_eq!(drained_flows(&mut a, &mut arena, &mut p), vec![5, 5]);
+        assert!(a.classes[0].key_of_flow.is_empty());
     }
 }

@@ -21,13 +21,23 @@
 //!   a frame; a frame on the wire is never cut short).
 //! - A data frame dropped on arrival at a switch (a lossy class's full buffer) is
 //!   acknowledged upstream at once, so its channel is released there as well.
+//! - With endpoint congestion management (`[fabric.flow_channels.endpoint]`), each egress
+//!   edge output watches what it queues towards its host ([`EgressMonitor`]). A frame
+//!   joining a congested one whose channel does not yet carry that severity sends an
+//!   endpoint-congestion ACK of no units upstream at once; a frame leaving it is
+//!   acknowledged with the ongoing-congestion flag while the output is congested, else
+//!   normally (which clears the severity). Every hop stores the severity the ACKs bring in
+//!   the channel, and its egress arbitration holds a flow back while its channel has as
+//!   much in flight as the severity's injection limit allows ([`channel_gate`]); an ACK
+//!   for a channel with frames queued here looks again at the flows held at its output.
 //!
 //! Invariants (checked by `Simulation::check_invariants`): every switch's tables keep
 //! theirs ([`FlowChannels::check`]) and the machines never refused an operation the
 //! driver should not have asked for; a waiting frame is counted by its switch's MMU like a
 //! queued one; an ACK frame's ACKs live in `frames` at its arena slot from the moment it
 //! is made until it arrives. A partitioned run of this fabric runs as one part (ACK frames
-//! carry their ACKs beside the arena, which parts do not share).
+//! carry their ACKs beside the arena, which parts do not share). A flow held by its
+//! injection limit has data in flight (so an ACK will come to let it go).
 
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
@@ -35,14 +45,19 @@ use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
 use crate::results::ChannelStats;
 use crate::routing;
 use crate::topology::NodeId;
-use headroom_mech::flow_channel::{AckUpstream, Arrival, FlowChannelError, FlowChannels};
+use headroom_mech::endpoint_congestion::EgressMonitor;
+use headroom_mech::flow_channel::{
+    AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
+};
 use headroom_mech::units::Time;
 use std::collections::VecDeque;
 
-/// One ACK on its way upstream: `units` of the channel with id `id` on the link.
+/// One ACK on its way upstream: `units` of the channel with id `id` on the link, and what
+/// it says of the destination's congestion.
 #[derive(Clone, Copy, Debug)]
 struct AckEntry {
     id: u16,
+    signal: AckSignal,
     units: u32,
 }
 
@@ -106,6 +121,9 @@ pub(super) struct ChannelFabric {
     fault: Option<String>,
     /// Bytes on the wire of the largest data frame (what a frame start may hold ACKs for).
     frame_bytes: u64,
+    /// Per global port, with endpoint congestion management: what it queues towards its
+    /// host, if it leads to one (empty otherwise).
+    monitors: Vec<EgressMonitor>,
 }
 
 impl ChannelFabric {
@@ -133,6 +151,11 @@ impl ChannelFabric {
             stats: ChannelStats::default(),
             fault: None,
             frame_bytes,
+            monitors: if params.endpoint.is_some() {
+                vec![EgressMonitor::default(); ports]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -163,6 +186,24 @@ impl ChannelFabric {
     /// The frames waiting for a channel on global port `gp`.
     pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
         self.waiting[gp as usize].iter().map(|&(pkt, _)| pkt)
+    }
+}
+
+/// The gate of switch `s`'s egress arbitration: with endpoint congestion management, a
+/// data frame may leave only while its channel is within the injection limit its severity
+/// sets; otherwise (and for every other frame) always.
+pub(super) fn channel_gate(
+    channels: Option<&ChannelFabric>,
+    s: u32,
+) -> impl Fn(&Packet) -> bool + '_ {
+    let limited = channels.and_then(|fc| Some((fc.tables.get(s as usize)?, fc.params.endpoint?)));
+    move |pk: &Packet| match &limited {
+        Some((table, endpoint)) if pk.kind == Kind::Data => table.may_forward(
+            (pk.in_port, pk.channel),
+            table.units(u64::from(pk.size)),
+            |severity| endpoint.limit(severity),
+        ),
+        _ => true,
     }
 }
 
@@ -247,6 +288,9 @@ impl Simulation {
                     fc.in_use += 1;
                 }
                 self.arena.get_mut(pkt).channel = r.in_id;
+                if to_host {
+                    self.endpoint_enqueued(s, (in_local, r.in_id), out, pk.size);
+                }
                 Ok(())
             }
             Err(FlowChannelError::TableFull { .. } | FlowChannelError::Misrouted { .. }) => Err(()),
@@ -257,33 +301,74 @@ impl Simulation {
         }
     }
 
-    /// The data frame `pkt` leaves switch `s`: its channel counts it, and a delivery is
-    /// acknowledged. Its `channel` becomes its id on the next link.
-    pub(super) fn channel_forward(&mut self, s: u32, pkt: u32) {
+    /// The data frame `pkt` of `bytes` joined switch `s`'s egress towards a host, global
+    /// port `out`, in channel (`in_local`, `in_id`): with endpoint congestion management,
+    /// a congested output tells the channel's hops (at once, before delivery) unless the
+    /// channel already carries that severity.
+    fn endpoint_enqueued(&mut self, s: u32, (in_local, in_id): (u16, u16), out: u32, bytes: u32) {
+        let now = self.now;
+        let Some(fc) = self.channels.as_deref_mut() else {
+            return;
+        };
+        let Some(cfg) = fc.params.endpoint else {
+            return;
+        };
+        let severity = fc.monitors[out as usize].enqueue(&cfg, now, u64::from(bytes));
+        let known = fc.tables[s as usize]
+            .input(in_local, in_id)
+            .map(|c| c.ep_congestion);
+        if severity == 0 || known == Some(severity) {
+            return;
+        }
+        fc.stats.endpoint_acks += 1;
+        let up = AckUpstream {
+            in_port: in_local,
+            id: in_id,
+            released: false,
+        };
+        self.channel_acked(s, up, 0, AckSignal::Congested(severity));
+    }
+
+    /// The data frame `pkt` leaves switch `s` by global port `out`: its channel counts it,
+    /// and a delivery is acknowledged. Its `channel` becomes its id on the next link.
+    pub(super) fn channel_forward(&mut self, s: u32, out: u32, pkt: u32) {
+        let now = self.now;
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
         let pk = self.arena.get(pkt);
+        let bytes = u64::from(pk.size);
         let table = &mut fc.tables[s as usize];
-        let units = table.units(u64::from(pk.size));
+        let units = table.units(bytes);
         match table.forward((pk.in_port, pk.channel), units) {
             Ok(f) => {
                 self.arena.get_mut(pkt).channel = f.out_id.unwrap_or(0);
                 if let Some(up) = f.ack {
-                    self.channel_acked(s, up, units);
+                    let signal = match fc.params.endpoint {
+                        Some(cfg) if fc.monitors[out as usize].dequeue(&cfg, now, bytes) > 0 => {
+                            AckSignal::Ongoing
+                        }
+                        _ => AckSignal::Normal,
+                    };
+                    self.channel_acked(s, up, units, signal);
                 }
             }
             Err(e) => fc.fault("forward", e),
         }
     }
 
-    /// `units` of a channel were acknowledged at switch `s`, which passes the ACK on as
-    /// `up` says.
-    fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64) {
+    /// `units` of a channel were acknowledged at switch `s` by an ACK saying `signal`,
+    /// which the channel learns and the ACK passes on as `up` says.
+    fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64, signal: AckSignal) {
         let now = self.now;
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
+        if !up.released && signal != AckSignal::Ongoing {
+            if let Err(e) = fc.tables[s as usize].signal((up.in_port, up.id), signal) {
+                fc.fault("signal", e);
+            }
+        }
         if up.released {
             fc.occupancy[s as usize].change(now, false);
             fc.in_use -= 1;
@@ -295,9 +380,19 @@ impl Simulation {
         let gp = self.switches[s as usize].port(up.in_port);
         if self.ports[gp as usize].peer_is_switch {
             let units = u32::try_from(units).unwrap_or(u32::MAX);
-            self.queue_ack(gp, up.id, units);
+            self.queue_ack(
+                gp,
+                AckEntry {
+                    id: up.id,
+                    signal,
+                    units,
+                },
+            );
         } else {
             fc.stats.acks_home += 1;
+        }
+        if !up.released {
+            self.release_held_flows(s, up);
         }
         if up.released
             && self
@@ -306,6 +401,32 @@ impl Simulation {
                 .is_some_and(|fc| fc.waiting_at[s as usize] > 0)
         {
             self.retry_waiting(s);
+        }
+    }
+
+    /// An ACK reached channel `up` of switch `s`: with injection limits, the flows held at
+    /// the channel's output are looked at again (its frames queued here may go now).
+    fn release_held_flows(&mut self, s: u32, up: AckUpstream) {
+        let Some(fc) = self.channels.as_deref() else {
+            return;
+        };
+        if fc.params.endpoint.is_none() {
+            return;
+        }
+        let Some(c) = fc.tables[s as usize].input(up.in_port, up.id) else {
+            return;
+        };
+        if c.queue_extent() == 0 {
+            return;
+        }
+        let out = self.switches[s as usize].port(c.follow_port);
+        let gate = channel_gate(Some(fc), s);
+        let p = &mut self.ports[out as usize];
+        if self
+            .arbitration
+            .release_held(&mut self.arena, (out, p), gate)
+        {
+            self.try_send(out);
         }
     }
 
@@ -321,9 +442,8 @@ impl Simulation {
         }
     }
 
-    /// An ACK for `units` of the channel with id `id` on the link of global port `gp`
-    /// waits to go upstream.
-    fn queue_ack(&mut self, gp: u32, id: u16, units: u32) {
+    /// The ACK `ack` waits to go upstream on the link of global port `gp`.
+    fn queue_ack(&mut self, gp: u32, ack: AckEntry) {
         let now = self.now;
         let busy = self.ports[gp as usize].busy_until > now;
         let Some(fc) = self.channels.as_deref_mut() else {
@@ -331,7 +451,7 @@ impl Simulation {
         };
         let batch = usize::from(fc.params.ack_batch);
         let p = &mut fc.pending[gp as usize];
-        p.acks.push(AckEntry { id, units });
+        p.acks.push(ack);
         if p.acks.len() >= batch {
             self.send_acks(gp);
             self.try_send(gp);
@@ -413,7 +533,7 @@ impl Simulation {
                 break;
             };
             match fc.tables[s as usize].ack(out_local, a.id, units) {
-                Ok(up) => self.channel_acked(s, up, units),
+                Ok(up) => self.channel_acked(s, up, units, a.signal),
                 Err(e) => fc.fault("ack", e),
             }
         }
@@ -438,7 +558,13 @@ impl Simulation {
             fc.stats.drop_acks += 1;
             let units = fc.params.tables().units(u64::from(pk.size));
             let units = u32::try_from(units).unwrap_or(u32::MAX);
-            self.queue_ack(port, pk.channel, units);
+            // A drop says nothing of the destination's congestion.
+            let ack = AckEntry {
+                id: pk.channel,
+                signal: AckSignal::Ongoing,
+                units,
+            };
+            self.queue_ack(port, ack);
         }
     }
 
@@ -502,6 +628,22 @@ impl Simulation {
                 ));
             }
         }
+        for (port, pkt) in self.arbitration.held_heads() {
+            let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] else {
+                return Err(format!("port {port}: a flow held at a host"));
+            };
+            let pk = self.arena.get(pkt);
+            let in_flight = fc.tables[s as usize]
+                .input(pk.in_port, pk.channel)
+                .map_or(0, |c| c.flow_extent());
+            if in_flight == 0 {
+                return Err(format!(
+                    "port {port}: flow {} held by its injection limit with nothing in flight \
+                     (no ACK will let it go)",
+                    pk.flow
+                ));
+            }
+        }
         let counted: u64 = fc.occupancy.iter().map(|o| u64::from(o.channels)).sum();
         if counted != fc.in_use {
             return Err(format!(
@@ -528,6 +670,8 @@ impl Simulation {
             });
         }
         st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
+        st.endpoint = fc.params.endpoint.is_some();
+        st.flow_limit_holds = self.arbitration.holds();
         Some(st)
     }
 }

@@ -872,7 +872,9 @@ impl Simulation {
                     // releases below can set off a transmission.
                     let p = &mut self.ports[gp];
                     p.head_removed(q, &self.arena);
-                    self.arbitration.refill(&mut self.arena, (gp as u32, p), q);
+                    let gate = flow_channel::channel_gate(self.channels.as_deref(), s);
+                    self.arbitration
+                        .refill(&mut self.arena, (gp as u32, p), q, gate);
                 }
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
@@ -897,7 +899,8 @@ impl Simulation {
         loop {
             let p = &mut self.ports[port as usize];
             // A class with sub-queues stages its next packet once its staged one is gone.
-            self.arbitration.refill(&mut self.arena, (port, p), q);
+            let gate = flow_channel::channel_gate(self.channels.as_deref(), s);
+            self.arbitration.refill(&mut self.arena, (port, p), q, gate);
             let Some(pkt) = p.queues[q].fifo.pop_front(&self.arena) else {
                 break;
             };

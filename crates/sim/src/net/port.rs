@@ -461,7 +461,8 @@ impl Simulation {
         let qlen = u64::from(eq.bytes);
         p.head_removed(q, &self.arena);
         if self.arbitration.is_on() {
-            self.arbitration.refill(&mut self.arena, (port, p), q);
+            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
+            self.arbitration.refill(&mut self.arena, (port, p), q, gate);
         }
         let local = p.local;
         if let Some(multi) = self.int_multi {
@@ -483,7 +484,7 @@ impl Simulation {
         pk.prio = q as u8;
         self.switch_release(s, (in_port, prio), (local, q as u8), size, placement);
         if data && self.channels.is_some() {
-            self.channel_forward(s, pkt);
+            self.channel_forward(s, port, pkt);
         }
         Some(pkt)
     }

@@ -361,8 +361,9 @@ impl Simulation {
         if self.arbitration.is_on() {
             let from_host = !self.ports[port as usize].peer_is_switch;
             let p = &mut self.ports[out as usize];
+            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
             self.arbitration
-                .push(&mut self.arena, (out, p), (q, pkt), from_host);
+                .push(&mut self.arena, (out, p), (q, pkt), from_host, gate);
         } else {
             if eq.fifo.is_empty() {
                 p.head_ready[q] = pk.ready_at;

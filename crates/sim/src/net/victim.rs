@@ -246,7 +246,9 @@ impl Simulation {
         most_bytes(self.switches[s as usize].ports().map(|gp| {
             let p = &self.ports[gp as usize];
             (0..PRIORITIES)
-                .filter(|q| p.nonempty & (1 << q) != 0)
+                // Bytes, not `nonempty`: a class whose flows are all held back by their
+                // injection limits holds packets with nothing staged.
+                .filter(|&q| p.queues[q].bytes > 0)
                 .flat_map(|q| self.class_packets(gp, q))
                 .map(|pk| self.arena.get(pk))
                 .filter(|pk| pk.in_port == in_local && classes & (1 << pk.prio) != 0)

@@ -37,8 +37,20 @@ pub struct ChannelSummary {
     pub channels_in_use_at_end: u64,
     /// Table memory at every switch's peak, summed (`CHANNEL_BYTES` per channel).
     pub table_bytes_at_peak: u64,
+    /// Endpoint congestion management's work (absent when it is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<EndpointSummary>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
+}
+
+/// What endpoint congestion management did over a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EndpointSummary {
+    /// Endpoint-congestion ACKs the egress edges sent.
+    pub endpoint_acks: u64,
+    /// Times a flow was held back by its injection limit.
+    pub flow_limit_holds: u64,
 }
 
 impl ChannelSummary {
@@ -64,16 +76,27 @@ impl ChannelSummary {
             channels_in_use_at_end: switches.iter().map(|s| u64::from(s.in_use_at_end)).sum(),
             table_bytes_at_peak: switches.iter().map(|s| u64::from(s.peak)).sum::<u64>()
                 * CHANNEL_BYTES as u64,
+            endpoint: st.endpoint.then_some(EndpointSummary {
+                endpoint_acks: st.endpoint_acks,
+                flow_limit_holds: st.flow_limit_holds,
+            }),
             switches,
         })
     }
 
     /// Its line in the text summary.
     pub fn line(&self) -> String {
+        let endpoint = match &self.endpoint {
+            Some(e) => format!(
+                "; {} endpoint-congestion ACK(s), flows held by their injection limit {} time(s)",
+                e.endpoint_acks, e.flow_limit_holds
+            ),
+            None => String::new(),
+        };
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end",
+             channel(s) in use at the end{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -82,7 +105,8 @@ impl ChannelSummary {
             self.peak_channels,
             self.mean_channels,
             self.waits,
-            self.channels_in_use_at_end
+            self.channels_in_use_at_end,
+            endpoint
         )
     }
 }

@@ -12,6 +12,7 @@ use crate::config::{
     ChannelRouting, CreditGrant, EdgeMatch, FabricConfig, FlowChannelParams, FlowControlKind,
     SlToVl,
 };
+use headroom_mech::endpoint_congestion::{EndpointConfig, MAX_LEVELS};
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -123,6 +124,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "ack_idle_delay",
             "ack_busy_delay",
             "ack_max_delay",
+            "endpoint",
         ],
     )?;
     let mut link = FlowControlKind::Pfc;
@@ -163,7 +165,49 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     if let Some(x) = t.get(cx, "ack_max_delay") {
         p.ack_max_delay = x.time(cx)?;
     }
+    if let Some(x) = t.get(cx, "endpoint") {
+        p.endpoint = Some(parse_endpoint(cx, &x)?);
+    }
     Ok(link)
+}
+
+/// `[fabric.flow_channels.endpoint]`: endpoint congestion management, its defaults for the
+/// keys not given.
+fn parse_endpoint(cx: &Cx, f: &Fld) -> Res<EndpointConfig> {
+    let mut e = EndpointConfig::default();
+    let mut t = f.table(cx)?;
+    t.check_keys(cx, &["bytes", "packets", "growth", "window", "limits"])?;
+    if let Some(x) = t.get(cx, "bytes") {
+        e.bytes = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "packets") {
+        e.packets = x.uint(cx, 1, u64::from(u32::MAX))? as u32;
+    }
+    if let Some(x) = t.get(cx, "growth") {
+        e.growth = Some(x.positive_rate(cx)?);
+    }
+    if let Some(x) = t.get(cx, "window") {
+        e.window = x.positive_time(cx)?;
+    }
+    if let Some(x) = t.get(cx, "limits") {
+        let items = x.array(cx)?;
+        if items.is_empty() || items.len() > MAX_LEVELS {
+            return Err(x.err(
+                cx,
+                format!(
+                    "expected 1 to {MAX_LEVELS} limits (one per severity level), found {}",
+                    items.len()
+                ),
+            ));
+        }
+        e.limits = [0; MAX_LEVELS];
+        for (i, node) in items.iter().enumerate() {
+            e.limits[i] = x.elem(i, node).bytes(cx)?;
+        }
+        // At most 8: fits in u8.
+        e.levels = items.len() as u8;
+    }
+    Ok(e)
 }
 
 /// An SL → VL table: one VL (0–7) for each of the 8 service levels.

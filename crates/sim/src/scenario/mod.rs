@@ -32,6 +32,8 @@
 //! [fabric.flow_channels]        # link ("pfc" | "credit"), table_size (2048), unit
 //!                               # ("256B"), match, routing, ack_batch, ack_bits,
 //!                               # ack_frame_overhead, ack_{idle,busy,max}_delay
+//! [fabric.flow_channels.endpoint] # endpoint congestion: bytes, packets, growth, window,
+//!                               # limits (per severity)
 //!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch
