@@ -9,9 +9,10 @@
 //!   one flow against one with a hundred at one switch output. Round-robin over flows gives
 //!   the first about 1 %, round-robin over applications about 50 %.
 //! - Congestion isolation (`examples/flow-channels/incast-isolation.toml`): a 7-to-1 incast
-//!   and a victim flow sharing its fabric links. On PFC the victim waits with the incast
-//!   (slowdown above 3); on flow channels with endpoint congestion management it runs at
-//!   line rate (below 1.05), and the incast finishes no later.
+//!   and two victims, one sharing its fabric links, one its fabric links and a sender's
+//!   host link. On PFC both wait with the incast (slowdowns above 3); on flow channels with
+//!   endpoint congestion management and FGFC both run at about line rate (below 1.05 and
+//!   1.25), no link is paused, and the incast finishes no later.
 //! - A bad arbitration name, or an application id above 127, is refused with the field
 //!   named, exit code 2; application 127 (reserved) becomes 126 with a warning.
 
@@ -131,13 +132,13 @@ fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equa
 }
 
 #[test]
-fn endpoint_congestion_isolates_a_victim_that_pfc_does_not() {
+fn endpoint_congestion_and_fgfc_isolate_victims_that_pfc_does_not() {
     let dir = compare(
         "incast-isolation.toml",
         "--flow-control",
         "pfc,flow-channels",
     );
-    // Flows 0-6 are the incast, flow 7 the victim.
+    // Flows 0-6 are the incast, flows 7 and 8 the victims.
     let slowdown = |fabric: &str| {
         column(
             &dir.path().join(format!("cmp/{fabric}/flows.csv")),
@@ -146,16 +147,23 @@ fn endpoint_congestion_isolates_a_victim_that_pfc_does_not() {
     };
     let pfc = slowdown("pfc");
     let channels = slowdown("flow-channels");
-    assert_eq!((pfc.len(), channels.len()), (8, 8));
-    assert!(
-        pfc[7] > 3.0,
-        "on PFC the victim waits with the incast: {}",
-        pfc[7]
-    );
+    assert_eq!((pfc.len(), channels.len()), (9, 9));
+    for v in [7, 8] {
+        assert!(
+            pfc[v] > 3.0,
+            "on PFC victim {v} waits with the incast: {}",
+            pfc[v]
+        );
+    }
     assert!(
         channels[7] < 1.05,
         "on flow channels it does not: {}",
         channels[7]
+    );
+    assert!(
+        channels[8] < 1.25,
+        "nor does the one sharing a host link with the incast: {}",
+        channels[8]
     );
     let worst = |s: &[f64]| s[..7].iter().copied().fold(0.0, f64::max);
     assert!(
@@ -173,6 +181,14 @@ fn endpoint_congestion_isolates_a_victim_that_pfc_does_not() {
     assert!(
         endpoint["flow_limit_holds"].as_u64() > Some(0),
         "{endpoint}"
+    );
+    let fgfc = &summary["flow_channels"]["fgfc"];
+    assert!(fgfc["pause_frames"].as_u64() > Some(0), "{fgfc}");
+    assert!(fgfc["resume_frames"].as_u64() > Some(0), "{fgfc}");
+    assert_eq!(
+        summary["pfc"]["pause_frames"].as_u64(),
+        Some(0),
+        "no link is paused"
     );
 }
 

@@ -32,6 +32,8 @@
 //!   counters, in-order paths while data is in flight.
 //! - [`endpoint_congestion`]: the flow-channel egress edge's congestion detector (bytes,
 //!   packets, growth) and the per-flow injection limits its severities set.
+//! - [`fgfc`]: fine-grained flow control: an ingress edge pauses one source of its host by
+//!   the flow's queue watermarks, and the source's pause and credit.
 
 pub mod buffer;
 pub mod cc;
@@ -39,6 +41,7 @@ pub mod congestion_point;
 pub mod credit;
 pub mod ecn;
 pub mod endpoint_congestion;
+pub mod fgfc;
 pub mod flow_channel;
 pub mod flow_control;
 pub mod inq_arbiter;

@@ -68,6 +68,11 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
+    /// The flow's FGFC pause may have run out.
+    FgfcResume {
+        /// Flow index.
+        flow: u32,
+    },
     /// A credit port's update timer: FCPs with news are due.
     CreditUpdate {
         /// Global port index.

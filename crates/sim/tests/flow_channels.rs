@@ -176,13 +176,12 @@ fn runs_are_the_same_on_any_number_of_threads() {
     assert_eq!(one.channels, two.channels);
 }
 
-/// Seven hosts of one leaf send 500 KB each to one host of the other leaf (an incast on
-/// its egress edge), and an eighth sends 500 KB to another host there: its path shares
-/// every fabric link with the incast but not the congested output. `fabric` is the
-/// `[fabric]` section's body; queues are per flow, hosts have no congestion control, and
-/// the 4 MiB buffers can hold what the ingress edge holds back (with 1 MiB, that fills the
-/// sending leaf's shared buffer and PFC pauses the victim's host link: what FGFC is for).
-fn incast_with_victim(fabric: &str) -> headroom_sim::config::SimConfig {
+/// Seven hosts (0-6) of one leaf send 500 KB each to one host of the other leaf (an incast
+/// on its egress edge), and host `victim` of the first leaf sends 500 KB to another host
+/// there: its path shares every fabric link with the incast but not the congested output
+/// (and with `victim` 0, its host link too). `fabric` is the `[fabric]` section's body and
+/// `buffer` the switches' buffer; queues are per flow, hosts have no congestion control.
+fn incast_with_victim(fabric: &str, buffer: &str, victim: u32) -> headroom_sim::config::SimConfig {
     let text = format!(
         r#"
 [topology]
@@ -196,7 +195,7 @@ delay = "1us"
 
 [switch]
 lossless = [3]
-buffer = "4MiB"
+buffer = "{buffer}"
 
 [switch.scheduler]
 arbitration = "flow"
@@ -219,7 +218,7 @@ size = "500KB"
 [[workload]]
 kind = "flows"
 [[workload.flow]]
-src = 7
+src = {victim}
 dst = 9
 size = "500KB"
 start = "5us"
@@ -230,12 +229,12 @@ start = "5us"
         .config
 }
 
-/// The victim's slowdown (flow 7) and the incast's last finish time.
+/// The victim's slowdown and the incast's last finish time.
 fn victim_and_incast(r: &RunResults) -> (f64, f64) {
     let victim = r
         .flows
         .iter()
-        .find(|f| f.src == 7)
+        .find(|f| f.dst == 9)
         .expect("the victim flow");
     let fct = |f: &headroom_sim::results::FlowRecord| f.fct().expect("finished").as_ps() as f64;
     let ideal = victim.ideal_fct.as_ps() as f64;
@@ -251,9 +250,10 @@ fn victim_and_incast(r: &RunResults) -> (f64, f64) {
 #[test]
 fn endpoint_congestion_isolates_a_victim_from_an_incast() {
     let step = Time::from_us(20);
-    let plain = run_checked(incast_with_victim(&channels("")), step);
+    // 4 MiB buffers hold what the ingress edge holds back (see the FGFC test for less).
+    let plain = run_checked(incast_with_victim(&channels(""), "4MiB", 7), step);
     let managed = run_checked(
-        incast_with_victim(&channels("[fabric.flow_channels.endpoint]")),
+        incast_with_victim(&channels("[fabric.flow_channels.endpoint]"), "4MiB", 7),
         step,
     );
     assert_drained(&plain, "without endpoint congestion management");
@@ -282,4 +282,50 @@ fn endpoint_congestion_isolates_a_victim_from_an_incast() {
     );
     let c = plain.channels.as_ref().expect("channels");
     assert!(!c.endpoint && c.endpoint_acks == 0 && c.flow_limit_holds == 0);
+}
+
+#[test]
+fn fgfc_pauses_the_held_sources_instead_of_their_links() {
+    // The victim leaves from host 0, which also sends into the incast. What the sending
+    // leaf holds back at the incast's injection limits fills host 0's ingress queue there:
+    // PFC pauses host 0's link, and the victim with it. FGFC pauses host 0's incast flow
+    // alone.
+    let step = Time::from_us(20);
+    let endpoint = "[fabric.flow_channels.endpoint]";
+    let held = run_checked(incast_with_victim(&channels(endpoint), "4MiB", 0), step);
+    let paused = run_checked(
+        incast_with_victim(
+            &channels(&format!("{endpoint}\n[fabric.flow_channels.fgfc]")),
+            "4MiB",
+            0,
+        ),
+        step,
+    );
+    assert_drained(&held, "endpoint congestion management alone");
+    assert_drained(&paused, "with FGFC");
+    let (held_victim, held_incast) = victim_and_incast(&held);
+    let (paused_victim, paused_incast) = victim_and_incast(&paused);
+    eprintln!(
+        "victim slowdown {held_victim:.3} -> {paused_victim:.3}; incast done at \
+         {held_incast:.0} -> {paused_incast:.0} ps"
+    );
+    assert!(held_victim > 2.0, "the victim suffers: {held_victim}");
+    assert!(
+        paused_victim < 1.2,
+        "the victim is isolated: {paused_victim}"
+    );
+    let pauses = |r: &RunResults| r.pfc_sent.iter().filter(|p| p.quanta > 0).count();
+    assert!(pauses(&held) > 0, "host links are paused");
+    assert_eq!(pauses(&paused), 0, "no link is paused");
+    assert!(
+        paused_incast <= held_incast * 1.02,
+        "the incast loses nothing by it: {paused_incast} vs {held_incast}"
+    );
+    let c = paused.channels.as_ref().expect("channels");
+    let (pauses, resumes) = c.fgfc.expect("FGFC counts");
+    assert!(
+        pauses > 0 && resumes > 0,
+        "{pauses} pauses, {resumes} resumes"
+    );
+    assert_eq!(held.channels.as_ref().and_then(|c| c.fgfc), None);
 }

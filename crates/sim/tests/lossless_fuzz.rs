@@ -27,7 +27,8 @@
 //! 2 ids per link, units, match, routing, ACK batch and timers): they must end the same
 //! way, with no channel left in any table and no frame waiting for one. Half of those run
 //! endpoint congestion management (any thresholds, growth watched or not, two limit
-//! tables) with a queue per flow: flows held at their injection limits must be let go.
+//! tables) with a queue per flow: flows held at their injection limits must be let go;
+//! and half of them FGFC (any watermarks, pause and credit): paused sources must resume.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
@@ -35,6 +36,7 @@ use headroom_mech::cc::{
     DcqcnConfig, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
 };
 use headroom_mech::endpoint_congestion::EndpointConfig;
+use headroom_mech::fgfc::FgfcConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
@@ -433,6 +435,17 @@ fn case(seed: u64) -> Case {
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; endpoint {:?}", p.endpoint));
         }
+        // FGFC in half of them: sources paused one by one must all resume.
+        if rng.gen_bool(0.5) {
+            let target = pick(&mut rng, &[2_000u64, 20_000, 100_000]);
+            p.fgfc = Some(FgfcConfig {
+                target,
+                drop: target / pick(&mut rng, &[2u64, 8]),
+                pause: Time::from_ns(pick(&mut rng, &[500u64, 5_000, 50_000])),
+                credit: pick(&mut rng, &[0u64, 1500, 10_000]),
+            });
+            channels.push_str(&format!("; fgfc {:?}", p.fgfc));
+        }
     }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
@@ -591,7 +604,7 @@ fn scenarios_exercise_pfc() {
 /// a table (frames wait for a channel).
 #[test]
 fn scenarios_exercise_flow_channels() {
-    let (mut cases, mut acked, mut waited, mut held) = (0, 0, 0, 0);
+    let (mut cases, mut acked, mut waited, mut held, mut paused) = (0, 0, 0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -605,11 +618,13 @@ fn scenarios_exercise_flow_channels() {
         acked += usize::from(ch.ack_frames > 0 || ch.acks_home > 0);
         waited += usize::from(ch.waits > 0);
         held += usize::from(ch.flow_limit_holds > 0);
+        paused += usize::from(ch.fgfc.is_some_and(|(pauses, _)| pauses > 0));
     }
     eprintln!(
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
-         a flow at its injection limit"
+         a flow at its injection limit, {paused} paused a source by FGFC"
     );
+    assert!(paused >= 1, "no case paused a source by FGFC");
     assert!(held >= 1, "no case held a flow at its injection limit");
     assert!(cases >= 8, "{cases} flow-channel cases of 60");
     assert_eq!(

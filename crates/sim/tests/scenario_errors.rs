@@ -939,6 +939,26 @@ fn flow_channel_errors_name_their_field() {
     ));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("a queue per flow"), "{e}");
+    let fgfc = format!("{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels.fgfc]\n");
+    check(
+        &format!("{fgfc}pause = \"0us\"\n"),
+        "fabric.flow_channels.fgfc.pause",
+        "must be greater than zero",
+        "\"0us\"",
+    );
+    check(
+        &format!("{fgfc}credit = -1\n"),
+        "fabric.flow_channels.fgfc.credit",
+        "",
+        "-1",
+    );
+    let e = err(&format!("{fgfc}target = \"8KiB\"\ndrop = \"8KiB\"\n"));
+    assert_eq!(e.field(), Some("fabric.flow_channels.fgfc.drop"), "{e}");
+    assert!(
+        e.reason()
+            .contains("the drop watermark (8192 B) must be below the target (8192 B)"),
+        "{e}"
+    );
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

@@ -10,6 +10,7 @@
 
 use super::{Arbitration, ConfigError, SimConfig};
 use headroom_mech::endpoint_congestion::{EndpointConfig, EndpointConfigError};
+use headroom_mech::fgfc::{FgfcConfig, FgfcConfigError};
 use headroom_mech::flow_channel::FlowChannelConfig;
 use headroom_mech::units::Time;
 use serde::Serialize;
@@ -81,6 +82,9 @@ pub struct FlowChannelParams {
     /// limited): the egress edge's thresholds and the per-severity injection limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<EndpointConfig>,
+    /// Fine-grained flow control from the ingress edges to their hosts (`None`: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fgfc: Option<FgfcConfig>,
 }
 
 impl Default for FlowChannelParams {
@@ -97,6 +101,7 @@ impl Default for FlowChannelParams {
             ack_busy_delay: Time::from_ns(60),
             ack_max_delay: Time::from_ns(90),
             endpoint: None,
+            fgfc: None,
         }
     }
 }
@@ -184,6 +189,15 @@ impl FlowChannelParams {
                      which needs a queue per flow: set it to \"flow\" or \"application\""
                         .into(),
                 );
+            }
+        }
+        if let Some(f) = &self.fgfc {
+            if let Err(err) = f.validate() {
+                let field = match err {
+                    FgfcConfigError::Watermarks { .. } => "fabric.flow_channels.fgfc.drop",
+                    FgfcConfigError::ZeroPause => "fabric.flow_channels.fgfc.pause",
+                };
+                return param(field, err.to_string());
             }
         }
         // A frame dropped on a link (or flushed by a watchdog) would leave its units

@@ -39,6 +39,7 @@
 //! carry their ACKs beside the arena, which parts do not share). A flow held by its
 //! injection limit has data in flight (so an ACK will come to let it go).
 
+use super::fgfc::FgfcEdges;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
@@ -124,6 +125,8 @@ pub(super) struct ChannelFabric {
     /// Per global port, with endpoint congestion management: what it queues towards its
     /// host, if it leads to one (empty otherwise).
     monitors: Vec<EgressMonitor>,
+    /// Fine-grained flow control at the ingress edges, if on.
+    pub(super) fgfc: Option<FgfcEdges>,
 }
 
 impl ChannelFabric {
@@ -156,6 +159,7 @@ impl ChannelFabric {
             } else {
                 Vec::new()
             },
+            fgfc: params.fgfc.map(FgfcEdges::new),
         }
     }
 
@@ -163,6 +167,11 @@ impl ChannelFabric {
         if self.fault.is_none() {
             self.fault = Some(format!("{what}: {e}"));
         }
+    }
+
+    /// What the ingress edge maps to one channel.
+    pub(super) fn edge_match(&self) -> EdgeMatch {
+        self.params.edge_match
     }
 
     /// How a data frame from a host names its channel at the ingress edge.
@@ -291,6 +300,9 @@ impl Simulation {
                 if to_host {
                     self.endpoint_enqueued(s, (in_local, r.in_id), out, pk.size);
                 }
+                if !from_switch {
+                    self.fgfc_arrived(s, port, r.in_id, &pk);
+                }
                 Ok(())
             }
             Err(FlowChannelError::TableFull { .. } | FlowChannelError::Misrouted { .. }) => Err(()),
@@ -298,6 +310,50 @@ impl Simulation {
                 fc.fault("receive", e);
                 Err(())
             }
+        }
+    }
+
+    /// Bytes of channel (`in_local`, `id`) queued at switch `s` (its `queue_extent`).
+    fn channel_queued(&self, s: u32, (in_local, id): (u16, u16)) -> u64 {
+        self.channels.as_deref().map_or(0, |fc| {
+            let queued = fc.tables[s as usize]
+                .input(in_local, id)
+                .map_or(0, |c| c.queue_extent());
+            queued * u64::from(fc.params.unit)
+        })
+    }
+
+    /// Whether switch `s` has channel `id` in use on input port `in_local`.
+    pub(super) fn channel_in_use(&self, s: u32, (in_local, id): (u16, u16)) -> bool {
+        self.channels
+            .as_deref()
+            .is_some_and(|fc| fc.tables[s as usize].input(in_local, id).is_some())
+    }
+
+    /// The data frame `pk` from a host arrived on global port `port` of switch `s` (its
+    /// ingress edge) in channel `id`: with FGFC, its source may have to be paused.
+    fn fgfc_arrived(&mut self, s: u32, port: u32, id: u16, pk: &Packet) {
+        let now = self.now;
+        let in_local = self.ports[port as usize].local;
+        let queued = self.channel_queued(s, (in_local, id));
+        let Some(edges) = self.channels.as_deref_mut().and_then(|fc| fc.fgfc.as_mut()) else {
+            return;
+        };
+        if let Some(frame) = edges.arrived((s, in_local, id), now, queued) {
+            self.send_fgfc(port, (pk.flow, pk.dst), frame);
+        }
+    }
+
+    /// A data frame of channel (`in_local`, `id`) left switch `s`: if it came from a host
+    /// under FGFC, its source may resume.
+    fn fgfc_left(&mut self, s: u32, (in_local, id): (u16, u16), pk: &Packet) {
+        let queued = self.channel_queued(s, (in_local, id));
+        let Some(edges) = self.channels.as_deref_mut().and_then(|fc| fc.fgfc.as_mut()) else {
+            return;
+        };
+        if let Some(frame) = edges.left((s, in_local, id), queued) {
+            let gp = self.switches[s as usize].port(in_local);
+            self.send_fgfc(gp, (pk.flow, pk.dst), frame);
         }
     }
 
@@ -336,13 +392,20 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
-        let pk = self.arena.get(pkt);
+        let pk = *self.arena.get(pkt);
         let bytes = u64::from(pk.size);
         let table = &mut fc.tables[s as usize];
         let units = table.units(bytes);
+        let fgfc = fc.fgfc.is_some();
         match table.forward((pk.in_port, pk.channel), units) {
             Ok(f) => {
                 self.arena.get_mut(pkt).channel = f.out_id.unwrap_or(0);
+                if fgfc {
+                    self.fgfc_left(s, (pk.in_port, pk.channel), &pk);
+                }
+                let Some(fc) = self.channels.as_deref_mut() else {
+                    return;
+                };
                 if let Some(up) = f.ack {
                     let signal = match fc.params.endpoint {
                         Some(cfg) if fc.monitors[out as usize].dequeue(&cfg, now, bytes) > 0 => {
@@ -644,6 +707,7 @@ impl Simulation {
                 ));
             }
         }
+        self.check_fgfc()?;
         let counted: u64 = fc.occupancy.iter().map(|o| u64::from(o.channels)).sum();
         if counted != fc.in_use {
             return Err(format!(
@@ -671,6 +735,9 @@ impl Simulation {
         }
         st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
         st.endpoint = fc.params.endpoint.is_some();
+        if let Some(edges) = &fc.fgfc {
+            st.fgfc = Some((edges.pauses, edges.resumes));
+        }
         st.flow_limit_holds = self.arbitration.holds();
         Some(st)
     }

@@ -20,6 +20,7 @@ use crate::results::StopReason;
 use crate::workload::FlowSpec;
 use headroom_mech::cc::{Ack, CongestionControl, Feedback, NotificationPoint, Window};
 use headroom_mech::ecn::Mark;
+use headroom_mech::fgfc::FgfcSource;
 use headroom_mech::flow_control::Gate;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::{Rate, Time};
@@ -209,6 +210,10 @@ pub struct Flow {
     pub retransmitted: u64,
     /// Highest byte ever sent (to count retransmissions).
     high_water: u64,
+    /// Fine-grained flow control from its ingress edge: the pause and credit.
+    pub(super) fgfc: FgfcSource,
+    /// Paused by FGFC with no credit for its next frame.
+    pub(super) fgfc_held: bool,
 }
 
 impl Flow {
@@ -218,14 +223,15 @@ impl Flow {
     }
 
     /// Payload of the flow's next packet: a full one, or what is left.
-    fn next_payload(&self, mtu_payload: u64) -> u64 {
+    pub(super) fn next_payload(&self, mtu_payload: u64) -> u64 {
         (self.size - self.snd_nxt).min(mtu_payload)
     }
 
-    /// Whether the flow may not send now whatever the time: every byte sent, or the window
-    /// full (it waits for an ACK, which calls the scheduler again).
+    /// Whether the flow may not send now whatever the time: every byte sent, the window
+    /// full (it waits for an ACK, which calls the scheduler again), or paused by FGFC (an
+    /// event at the pause's end, or a resume, lets it go).
     fn held(&self) -> bool {
-        self.snd_nxt >= self.size || self.snd_nxt >= self.wnd_end
+        self.snd_nxt >= self.size || self.snd_nxt >= self.wnd_end || self.fgfc_held
     }
 
     /// The flow's entry on its NIC's active list.
@@ -281,6 +287,8 @@ impl Flow {
             ideal_fct: Time::ZERO,
             retransmitted: 0,
             high_water: 0,
+            fgfc: FgfcSource::default(),
+            fgfc_held: false,
         }
     }
 
@@ -437,6 +445,9 @@ impl Simulation {
         fl.next_avail = now + fl.cc.rate().serialization(wire);
         fl.cc.on_bytes_sent(now, wire);
         self.ledger.on_sent(payload);
+        if self.flows[f as usize].fgfc.paused_until(now).is_some() {
+            self.fgfc_spent(f, payload);
+        }
         self.sync_nic(f);
         self.arm_cc_timer(f);
         self.arm_rto(f);
@@ -587,7 +598,7 @@ impl Simulation {
                 self.flows[f as usize].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
             }
-            Kind::Pfc | Kind::Fcp | Kind::ChannelAck | Kind::Free => {
+            Kind::Pfc | Kind::Fcp | Kind::ChannelAck | Kind::Fgfc | Kind::Free => {
                 unreachable!("link-control frames are handled by the port")
             }
         }
@@ -820,7 +831,7 @@ impl Simulation {
 
     /// Copies what the NIC's scheduler reads of flow `f` into its active-list entry (see
     /// [`NicEntry`]); nothing for a flow that is not active.
-    fn sync_nic(&mut self, f: u32) {
+    pub(super) fn sync_nic(&mut self, f: u32) {
         let slot = self.nic_slot[f as usize];
         if slot != NOT_ACTIVE {
             let fl = &self.flows[f as usize];

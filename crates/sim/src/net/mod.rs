@@ -22,6 +22,7 @@
 mod arbitration;
 mod credit;
 mod deadlock;
+mod fgfc;
 mod flow_channel;
 mod footprint;
 pub mod host;
@@ -699,6 +700,10 @@ impl Simulation {
                 self.creator = self.flows[flow as usize].src_port;
                 self.rto(flow);
             }
+            Event::FgfcResume { flow } => {
+                self.creator = self.flows[flow as usize].src_port;
+                self.fgfc_resume(flow);
+            }
             Event::CnpPoll { flow } => {
                 let dst = self.flows[flow as usize].dst;
                 let Slot::Host(h) = self.slots[dst as usize] else {
@@ -777,6 +782,7 @@ impl Simulation {
             return match kind {
                 Kind::Pfc => self.receive_pfc(port, pkt),
                 Kind::ChannelAck => self.receive_channel_acks(port, pkt),
+                Kind::Fgfc => self.receive_fgfc(port, pkt),
                 _ => self.receive_fcp(port, pkt),
             };
         }

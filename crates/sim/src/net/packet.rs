@@ -33,6 +33,9 @@ pub enum Kind {
     /// Flow-channel ACK frame, hop by hop towards the sources (its ACKs are kept beside
     /// the arena, by slot, in `net::flow_channel`).
     ChannelAck,
+    /// Fine-grained flow control frame from an ingress edge switch to a host (`flow` and
+    /// `dst` name the source, `seq` = pause in picoseconds, `hash` = credit in bytes).
+    Fgfc,
 }
 
 impl Kind {
@@ -40,7 +43,7 @@ impl Kind {
     /// buffer, never dropped by congestion.
     #[inline]
     pub fn is_link_control(self) -> bool {
-        matches!(self, Kind::Pfc | Kind::Fcp | Kind::ChannelAck)
+        matches!(self, Kind::Pfc | Kind::Fcp | Kind::ChannelAck | Kind::Fgfc)
     }
 }
 

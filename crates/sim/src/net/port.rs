@@ -321,7 +321,7 @@ impl Simulation {
         match pk.kind {
             Kind::Pfc => p.pfc_dequeued(pfc_class(pk)),
             Kind::Fcp => self.fcp_leaves(port, pkt),
-            Kind::ChannelAck => {}
+            Kind::ChannelAck | Kind::Fgfc => {}
             _ => self.charge_sent(port, class, u64::from(pk.size)),
         }
         Some(pkt)

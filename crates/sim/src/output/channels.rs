@@ -40,8 +40,20 @@ pub struct ChannelSummary {
     /// Endpoint congestion management's work (absent when it is off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<EndpointSummary>,
+    /// Fine-grained flow control's frames (absent when it is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fgfc: Option<FgfcSummary>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
+}
+
+/// The FGFC frames ingress edges sent their hosts over a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FgfcSummary {
+    /// Pause frames (refreshes included).
+    pub pause_frames: u64,
+    /// Resume frames (pause 0).
+    pub resume_frames: u64,
 }
 
 /// What endpoint congestion management did over a run.
@@ -80,6 +92,10 @@ impl ChannelSummary {
                 endpoint_acks: st.endpoint_acks,
                 flow_limit_holds: st.flow_limit_holds,
             }),
+            fgfc: st.fgfc.map(|(pause_frames, resume_frames)| FgfcSummary {
+                pause_frames,
+                resume_frames,
+            }),
             switches,
         })
     }
@@ -93,10 +109,17 @@ impl ChannelSummary {
             ),
             None => String::new(),
         };
+        let fgfc = match &self.fgfc {
+            Some(f) => format!(
+                "; FGFC: {} pause and {} resume frame(s) to hosts",
+                f.pause_frames, f.resume_frames
+            ),
+            None => String::new(),
+        };
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end{}",
+             channel(s) in use at the end{}{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -106,7 +129,8 @@ impl ChannelSummary {
             self.mean_channels,
             self.waits,
             self.channels_in_use_at_end,
-            endpoint
+            endpoint,
+            fgfc
         )
     }
 }

@@ -13,6 +13,7 @@ use crate::config::{
     SlToVl,
 };
 use headroom_mech::endpoint_congestion::{EndpointConfig, MAX_LEVELS};
+use headroom_mech::fgfc::FgfcConfig;
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -125,6 +126,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "ack_busy_delay",
             "ack_max_delay",
             "endpoint",
+            "fgfc",
         ],
     )?;
     let mut link = FlowControlKind::Pfc;
@@ -168,7 +170,31 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     if let Some(x) = t.get(cx, "endpoint") {
         p.endpoint = Some(parse_endpoint(cx, &x)?);
     }
+    if let Some(x) = t.get(cx, "fgfc") {
+        p.fgfc = Some(parse_fgfc(cx, &x)?);
+    }
     Ok(link)
+}
+
+/// `[fabric.flow_channels.fgfc]`: fine-grained flow control, its defaults for the keys not
+/// given.
+fn parse_fgfc(cx: &Cx, f: &Fld) -> Res<FgfcConfig> {
+    let mut g = FgfcConfig::default();
+    let mut t = f.table(cx)?;
+    t.check_keys(cx, &["target", "drop", "pause", "credit"])?;
+    if let Some(x) = t.get(cx, "target") {
+        g.target = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "drop") {
+        g.drop = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "pause") {
+        g.pause = x.positive_time(cx)?;
+    }
+    if let Some(x) = t.get(cx, "credit") {
+        g.credit = x.bytes(cx)?;
+    }
+    Ok(g)
 }
 
 /// `[fabric.flow_channels.endpoint]`: endpoint congestion management, its defaults for the

@@ -34,6 +34,7 @@
 //!                               # ack_frame_overhead, ack_{idle,busy,max}_delay
 //! [fabric.flow_channels.endpoint] # endpoint congestion: bytes, packets, growth, window,
 //!                               # limits (per severity)
+//! [fabric.flow_channels.fgfc]   # FGFC to hosts: target, drop, pause, credit
 //!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch
