@@ -13,6 +13,11 @@
 //!   host link. On PFC both wait with the incast (slowdowns above 3); on flow channels with
 //!   endpoint congestion management and FGFC both run at about line rate (below 1.05 and
 //!   1.25), no link is paused, and the incast finishes no later.
+//! - Fabric-link congestion (`examples/flow-channels/fabric-link.toml`): four flows congest
+//!   a spine's downlink, a victim shares an uplink with two of them. On PFC the spine
+//!   pauses the uplinks and the victim waits (slowdown above 2.8); with hop-by-hop credits
+//!   (and FGFC) the congesting flows are metered, no link is paused, and the victim gets
+//!   its share of the uplink (below 2).
 //! - A bad arbitration name, or an application id above 127, is refused with the field
 //!   named, exit code 2; application 127 (reserved) becomes 126 with a warning.
 
@@ -185,6 +190,44 @@ fn endpoint_congestion_and_fgfc_isolate_victims_that_pfc_does_not() {
     let fgfc = &summary["flow_channels"]["fgfc"];
     assert!(fgfc["pause_frames"].as_u64() > Some(0), "{fgfc}");
     assert!(fgfc["resume_frames"].as_u64() > Some(0), "{fgfc}");
+    assert_eq!(
+        summary["pfc"]["pause_frames"].as_u64(),
+        Some(0),
+        "no link is paused"
+    );
+}
+
+#[test]
+fn hop_by_hop_credits_meter_the_flows_of_a_congested_fabric_link() {
+    let dir = compare("fabric-link.toml", "--flow-control", "pfc,flow-channels");
+    // Flows 0-3 congest the spine's link to leaf 2, flow 4 is the victim.
+    let slowdown = |fabric: &str| {
+        column(
+            &dir.path().join(format!("cmp/{fabric}/flows.csv")),
+            "slowdown",
+        )
+    };
+    let pfc = slowdown("pfc");
+    let channels = slowdown("flow-channels");
+    assert!(
+        pfc[4] > 2.8,
+        "on PFC the victim waits behind paused uplinks: {}",
+        pfc[4]
+    );
+    assert!(
+        channels[4] < 2.0,
+        "metered, it gets its share: {}",
+        channels[4]
+    );
+    let worst = |s: &[f64]| s[..4].iter().copied().fold(0.0, f64::max);
+    assert!(worst(&channels) <= worst(&pfc) * 1.01);
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("cmp/flow-channels/summary.json")).expect("summary"),
+    )
+    .expect("valid json");
+    let hop = &summary["flow_channels"]["hop_credits"];
+    assert_eq!(hop["metered_flows"].as_u64(), Some(4), "{hop}");
+    assert!(hop["headroom_acks"].as_u64() > Some(4), "{hop}");
     assert_eq!(
         summary["pfc"]["pause_frames"].as_u64(),
         Some(0),

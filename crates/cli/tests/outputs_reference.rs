@@ -261,8 +261,8 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .filter(|k| k.starts_with("credit.ports")),
     );
     // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
-    // incast-isolation example its `endpoint` part.
-    for example in ["dragonfly", "incast-isolation"] {
+    // incast-isolation and fabric-link examples the parts of its congestion management.
+    for example in ["dragonfly", "incast-isolation", "fabric-link"] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")
             .join(format!("{example}.toml"));

@@ -34,6 +34,8 @@
 //!   packets, growth) and the per-flow injection limits its severities set.
 //! - [`fgfc`]: fine-grained flow control: an ingress edge pauses one source of its host by
 //!   the flow's queue watermarks, and the source's pause and credit.
+//! - [`hop_credit`]: per-flow hop-by-hop credits (HeadroomACK): a switch meters one flow's
+//!   upstream hop by its queue's watermarks.
 
 pub mod buffer;
 pub mod cc;
@@ -44,6 +46,7 @@ pub mod endpoint_congestion;
 pub mod fgfc;
 pub mod flow_channel;
 pub mod flow_control;
+pub mod hop_credit;
 pub mod inq_arbiter;
 pub mod int;
 pub mod pfc;

@@ -364,6 +364,9 @@ pub struct ChannelStats {
     /// With FGFC: pause frames (refreshes included) and resume frames the ingress edges
     /// sent their hosts.
     pub fgfc: Option<(u64, u64)>,
+    /// With hop-by-hop credits: times a channel started metering its upstream hop, and
+    /// HeadroomACKs sent (clears included).
+    pub hop_credits: Option<(u64, u64)>,
     /// Per switch: its channels.
     pub switches: Vec<SwitchChannels>,
 }

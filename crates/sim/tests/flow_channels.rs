@@ -3,6 +3,10 @@
 //! leaves every table empty; nothing is lost; adaptive routing keeps every flow in order
 //! (no go-back-N retransmission); a table too small for the traffic backs frames up
 //! instead of losing them; ACKs are aggregated into frames as the batch and timers say.
+//! Congestion management: endpoint congestion ACKs and injection limits keep an incast
+//! from slowing a victim that shares its fabric links, FGFC keeps it from pausing the host
+//! links it shares, and per-flow hop-by-hop credits keep a congested fabric link from
+//! pausing the links that feed it.
 
 mod common;
 
@@ -328,4 +332,121 @@ fn fgfc_pauses_the_held_sources_instead_of_their_links() {
         "{pauses} pauses, {resumes} resumes"
     );
     assert_eq!(held.channels.as_ref().and_then(|c| c.fgfc), None);
+}
+
+/// Hosts 0, 1 (leaf 0) and 4, 5 (leaf 1) send 500 KB each to hosts 8-11 (leaf 2) under one
+/// spine with 100 Gb/s uplinks: the spine's link to leaf 2 is congested (a fabric link, not
+/// an endpoint). Host 2 (leaf 0) sends 500 KB to host 6 (leaf 1), sharing leaf 0's uplink
+/// and the spine with the congesting flows but not the congested link. `fabric` is the
+/// `[fabric]` section's body.
+fn fabric_link_congestion(fabric: &str) -> headroom_sim::config::SimConfig {
+    let flow = |src: u32, dst: u32, start: &str| {
+        format!(
+            "[[workload.flow]]\nsrc = {src}\ndst = {dst}\nsize = \"500KB\"\nstart = \"{start}\"\n"
+        )
+    };
+    let text = format!(
+        r#"
+[topology]
+kind = "leaf-spine"
+leaves = 3
+spines = 1
+hosts_per_leaf = 4
+host_rate = "100Gbps"
+uplink_rate = "100Gbps"
+delay = "1us"
+
+[switch]
+lossless = [3]
+buffer = "4MiB"
+
+[switch.scheduler]
+arbitration = "flow"
+
+[host]
+mtu = "1000B"
+
+[host.cc]
+algorithm = "none"
+
+[fabric]
+{fabric}
+
+[[workload]]
+kind = "flows"
+{}{}{}{}
+[[workload]]
+kind = "flows"
+{}"#,
+        flow(0, 8, "0us"),
+        flow(1, 9, "0us"),
+        flow(4, 10, "0us"),
+        flow(5, 11, "0us"),
+        flow(2, 6, "5us"),
+    );
+    scenario::parse(&text, Path::new("fabric-link.toml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config
+}
+
+#[test]
+fn hop_by_hop_credits_meter_flows_instead_of_pausing_fabric_links() {
+    let step = Time::from_us(20);
+    let spine = 15; // nodes: 12 hosts, 3 leaves, the spine
+    let victim = |r: &RunResults| {
+        let f = r.flows.iter().find(|f| f.src == 2).expect("the victim");
+        f.fct().expect("finished").as_ps() as f64 / f.ideal_fct.as_ps() as f64
+    };
+    let spine_pauses = |r: &RunResults| {
+        r.pfc_sent
+            .iter()
+            .filter(|p| p.node == spine && p.quanta > 0)
+            .count()
+    };
+    let plain = run_checked(fabric_link_congestion(&channels("")), step);
+    let metered = run_checked(
+        fabric_link_congestion(&channels("[fabric.flow_channels.hop_credits]")),
+        step,
+    );
+    let both = run_checked(
+        fabric_link_congestion(&channels(
+            "[fabric.flow_channels.hop_credits]\n[fabric.flow_channels.fgfc]",
+        )),
+        step,
+    );
+    for (r, what) in [
+        (&plain, "plain"),
+        (&metered, "metered"),
+        (&both, "with FGFC"),
+    ] {
+        assert_drained(r, what);
+    }
+    eprintln!(
+        "victim slowdown {:.3} -> {:.3} -> {:.3}",
+        victim(&plain),
+        victim(&metered),
+        victim(&both)
+    );
+    // Without credits the spine pauses leaf 0's uplink, and the victim behind it; with
+    // them the spine meters the congesting flows alone and the victim gets what the
+    // congesting flows leave of leaf 0's uplink (half of it: slowdown about 2).
+    assert!(spine_pauses(&plain) > 0, "the spine pauses its uplinks");
+    assert!(victim(&plain) > 2.4, "the victim waits: {}", victim(&plain));
+    assert_eq!(spine_pauses(&metered), 0, "the spine pauses nothing");
+    assert!(
+        victim(&metered) < 2.0,
+        "the victim gets its share: {}",
+        victim(&metered)
+    );
+    let (metered_flows, acks) = metered
+        .channels
+        .as_ref()
+        .and_then(|c| c.hop_credits)
+        .expect("counts");
+    assert!(
+        metered_flows >= 4 && acks > metered_flows,
+        "{metered_flows} {acks}"
+    );
+    // FGFC at the ingress edges takes the last pauses off the host links.
+    assert_eq!(both.pfc_sent.iter().filter(|p| p.quanta > 0).count(), 0);
 }

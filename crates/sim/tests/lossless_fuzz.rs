@@ -29,6 +29,8 @@
 //! endpoint congestion management (any thresholds, growth watched or not, two limit
 //! tables) with a queue per flow: flows held at their injection limits must be let go;
 //! and half of them FGFC (any watermarks, pause and credit): paused sources must resume.
+//! A third of the flow-channel cases meter flows hop by hop (any watermarks, margin and
+//! first credit): every metered flow must get its credit back.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
@@ -37,6 +39,7 @@ use headroom_mech::cc::{
 };
 use headroom_mech::endpoint_congestion::EndpointConfig;
 use headroom_mech::fgfc::FgfcConfig;
+use headroom_mech::hop_credit::HopCreditConfig;
 use headroom_mech::pfc::PfcConfig;
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
@@ -447,6 +450,23 @@ fn case(seed: u64) -> Case {
             channels.push_str(&format!("; fgfc {:?}", p.fgfc));
         }
     }
+    // Hop-by-hop credits in a third of the flow-channel cases (with a queue per flow):
+    // metered flows must get their credit back and every metering end.
+    if let Some(p) = cfg.fabric.flow_channels.as_mut() {
+        if rng.gen_bool(0.33) {
+            let drop = pick(&mut rng, &[1_000u64, 4_000]);
+            let target = drop * pick(&mut rng, &[2u64, 4]);
+            p.hop_credits = Some(HopCreditConfig {
+                drop,
+                target,
+                high: target * pick(&mut rng, &[2u64, 4]),
+                margin: pick(&mut rng, &[0u64, 64, 500]),
+                credit: pick(&mut rng, &[0u64, 1500]),
+            });
+            cfg.switch.scheduler.arbitration = Arbitration::Flow;
+            channels.push_str(&format!("; hop credits {:?}", p.hop_credits));
+        }
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
@@ -604,7 +624,7 @@ fn scenarios_exercise_pfc() {
 /// a table (frames wait for a channel).
 #[test]
 fn scenarios_exercise_flow_channels() {
-    let (mut cases, mut acked, mut waited, mut held, mut paused) = (0, 0, 0, 0, 0);
+    let (mut cases, mut acked, mut waited, mut held, mut paused, mut metered) = (0, 0, 0, 0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -619,11 +639,14 @@ fn scenarios_exercise_flow_channels() {
         waited += usize::from(ch.waits > 0);
         held += usize::from(ch.flow_limit_holds > 0);
         paused += usize::from(ch.fgfc.is_some_and(|(pauses, _)| pauses > 0));
+        metered += usize::from(ch.hop_credits.is_some_and(|(flows, _)| flows > 0));
     }
     eprintln!(
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
-         a flow at its injection limit, {paused} paused a source by FGFC"
+         a flow at its injection limit, {paused} paused a source by FGFC, {metered} metered a \
+         flow hop by hop"
     );
+    assert!(metered >= 1, "no case metered a flow hop by hop");
     assert!(paused >= 1, "no case paused a source by FGFC");
     assert!(held >= 1, "no case held a flow at its injection limit");
     assert!(cases >= 8, "{cases} flow-channel cases of 60");

@@ -959,6 +959,32 @@ fn flow_channel_errors_name_their_field() {
             .contains("the drop watermark (8192 B) must be below the target (8192 B)"),
         "{e}"
     );
+    let hop = format!(
+        "{BASE}\n[switch.scheduler]\narbitration = \"flow\"\n[fabric]\nkind = \"flow-channels\"\n\
+         [fabric.flow_channels.hop_credits]\n"
+    );
+    let e = err(&format!("{hop}drop = \"32KiB\"\n"));
+    assert_eq!(
+        e.field(),
+        Some("fabric.flow_channels.hop_credits.target"),
+        "{e}"
+    );
+    assert!(
+        e.reason()
+            .contains("0 < drop < target < high: drop 32768 B, target 16384 B, high 65536 B"),
+        "{e}"
+    );
+    check(
+        &format!("{hop}high = \"0B\"\n"),
+        "fabric.flow_channels.hop_credits.high",
+        "must be greater than zero",
+        "\"0B\"",
+    );
+    let e = err(&format!(
+        "{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels.hop_credits]\n"
+    ));
+    assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
+    assert!(e.reason().contains("hop-by-hop credits hold"), "{e}");
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

@@ -12,6 +12,7 @@ use super::{Arbitration, ConfigError, SimConfig};
 use headroom_mech::endpoint_congestion::{EndpointConfig, EndpointConfigError};
 use headroom_mech::fgfc::{FgfcConfig, FgfcConfigError};
 use headroom_mech::flow_channel::FlowChannelConfig;
+use headroom_mech::hop_credit::HopCreditConfig;
 use headroom_mech::units::Time;
 use serde::Serialize;
 
@@ -85,6 +86,9 @@ pub struct FlowChannelParams {
     /// Fine-grained flow control from the ingress edges to their hosts (`None`: off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fgfc: Option<FgfcConfig>,
+    /// Per-flow hop-by-hop credits (the patent's HeadroomACK; `None`: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_credits: Option<HopCreditConfig>,
 }
 
 impl Default for FlowChannelParams {
@@ -102,6 +106,7 @@ impl Default for FlowChannelParams {
             ack_max_delay: Time::from_ns(90),
             endpoint: None,
             fgfc: None,
+            hop_credits: None,
         }
     }
 }
@@ -178,16 +183,31 @@ impl FlowChannelParams {
                 };
                 return param(field, err.to_string());
             }
-            // A flow held by its limit must not hold the flows queued behind it.
+        }
+        if let Some(h) = &self.hop_credits {
+            if let Err(err) = h.validate() {
+                return param("fabric.flow_channels.hop_credits.target", err.to_string());
+            }
+        }
+        // A flow held by its limit or for credit must not hold the flows queued behind it.
+        let holds = match (self.endpoint, self.hop_credits) {
+            (Some(_), _) => {
+                Some("endpoint congestion management holds flows at their injection limits")
+            }
+            (None, Some(_)) => Some("hop-by-hop credits hold metered flows without credit"),
+            (None, None) => None,
+        };
+        if let Some(what) = holds {
             if !matches!(
                 cfg.switch.scheduler.arbitration,
                 Arbitration::Flow | Arbitration::Application
             ) {
                 return param(
                     "switch.scheduler.arbitration",
-                    "endpoint congestion management holds flows at their injection limits, \
-                     which needs a queue per flow: set it to \"flow\" or \"application\""
-                        .into(),
+                    format!(
+                        "{what}, which needs a queue per flow: set it to \"flow\" or \
+                         \"application\""
+                    ),
                 );
             }
         }

@@ -17,6 +17,7 @@
 //! released, and an empty queue ends FGFC); a flow held by FGFC is paused, so an event at
 //! the pause's end is pending.
 
+use super::flow_channel::ChannelKey as EdgeChannel;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::EdgeMatch;
@@ -25,9 +26,6 @@ use headroom_mech::fgfc::{FgfcConfig, FgfcEdge, FgfcFrame};
 use headroom_mech::pfc::PFC_FRAME_BYTES;
 use headroom_mech::units::Time;
 use std::collections::HashMap;
-
-/// A channel at an ingress edge: switch, input port, id there.
-pub(super) type EdgeChannel = (u32, u16, u16);
 
 /// The ingress edges' FGFC state.
 #[derive(Debug)]

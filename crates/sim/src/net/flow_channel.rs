@@ -40,6 +40,7 @@
 //! injection limit has data in flight (so an ACK will come to let it go).
 
 use super::fgfc::FgfcEdges;
+use super::hop_credit::HopCredits;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
@@ -50,16 +51,43 @@ use headroom_mech::endpoint_congestion::EgressMonitor;
 use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
+use headroom_mech::hop_credit::HeadroomAck;
 use headroom_mech::units::Time;
 use std::collections::VecDeque;
 
+/// A channel at a switch: the switch, its input port, the channel's id there.
+pub(super) type ChannelKey = (u32, u16, u16);
+
 /// One ACK on its way upstream: `units` of the channel with id `id` on the link, and what
-/// it says of the destination's congestion.
+/// it says of the destination's congestion; or a HeadroomACK for that hop alone.
 #[derive(Clone, Copy, Debug)]
 struct AckEntry {
     id: u16,
     signal: AckSignal,
     units: u32,
+    headroom: Option<HeadroomAck>,
+}
+
+impl AckEntry {
+    /// An ACK of `units` saying `signal`.
+    fn flow(id: u16, signal: AckSignal, units: u32) -> Self {
+        AckEntry {
+            id,
+            signal,
+            units,
+            headroom: None,
+        }
+    }
+
+    /// A HeadroomACK.
+    fn headroom(id: u16, ack: HeadroomAck) -> Self {
+        AckEntry {
+            id,
+            signal: AckSignal::Ongoing,
+            units: 0,
+            headroom: Some(ack),
+        }
+    }
 }
 
 /// The ACKs waiting to go upstream from one port.
@@ -127,6 +155,8 @@ pub(super) struct ChannelFabric {
     monitors: Vec<EgressMonitor>,
     /// Fine-grained flow control at the ingress edges, if on.
     pub(super) fgfc: Option<FgfcEdges>,
+    /// Per-flow hop-by-hop credits, if on.
+    pub(super) hop: Option<HopCredits>,
 }
 
 impl ChannelFabric {
@@ -160,6 +190,7 @@ impl ChannelFabric {
                 Vec::new()
             },
             fgfc: params.fgfc.map(FgfcEdges::new),
+            hop: params.hop_credits.map(HopCredits::new),
         }
     }
 
@@ -200,18 +231,29 @@ impl ChannelFabric {
 
 /// The gate of switch `s`'s egress arbitration: with endpoint congestion management, a
 /// data frame may leave only while its channel is within the injection limit its severity
-/// sets; otherwise (and for every other frame) always.
+/// sets, and with hop-by-hop credits only while its channel, if metered, has credit;
+/// otherwise (and for every other frame) always.
 pub(super) fn channel_gate(
     channels: Option<&ChannelFabric>,
     s: u32,
 ) -> impl Fn(&Packet) -> bool + '_ {
-    let limited = channels.and_then(|fc| Some((fc.tables.get(s as usize)?, fc.params.endpoint?)));
-    move |pk: &Packet| match &limited {
-        Some((table, endpoint)) if pk.kind == Kind::Data => table.may_forward(
-            (pk.in_port, pk.channel),
-            table.units(u64::from(pk.size)),
-            |severity| endpoint.limit(severity),
-        ),
+    let gated = channels.filter(|fc| fc.params.endpoint.is_some() || fc.hop.is_some());
+    move |pk: &Packet| match gated {
+        Some(fc) if pk.kind == Kind::Data => {
+            let table = &fc.tables[s as usize];
+            let within_limit = fc.params.endpoint.is_none_or(|endpoint| {
+                table.may_forward(
+                    (pk.in_port, pk.channel),
+                    table.units(u64::from(pk.size)),
+                    |severity| endpoint.limit(severity),
+                )
+            });
+            within_limit
+                && fc
+                    .hop
+                    .as_ref()
+                    .is_none_or(|hop| hop.may_forward((s, pk.in_port, pk.channel)))
+        }
         _ => true,
     }
 }
@@ -302,6 +344,8 @@ impl Simulation {
                 }
                 if !from_switch {
                     self.fgfc_arrived(s, port, r.in_id, &pk);
+                } else {
+                    self.hop_arrived(s, port, r.in_id);
                 }
                 Ok(())
             }
@@ -341,6 +385,35 @@ impl Simulation {
         };
         if let Some(frame) = edges.arrived((s, in_local, id), now, queued) {
             self.send_fgfc(port, (pk.flow, pk.dst), frame);
+        }
+    }
+
+    /// A data frame from another switch arrived on global port `port` of switch `s` in
+    /// channel `id`: with hop-by-hop credits, the channel may start metering its upstream
+    /// hop.
+    fn hop_arrived(&mut self, s: u32, port: u32, id: u16) {
+        let in_local = self.ports[port as usize].local;
+        let queued = self.channel_queued(s, (in_local, id));
+        let Some(hop) = self.channels.as_deref_mut().and_then(|fc| fc.hop.as_mut()) else {
+            return;
+        };
+        if let Some(ack) = hop.arrived((s, in_local, id), queued) {
+            self.queue_ack(port, AckEntry::headroom(id, ack));
+        }
+    }
+
+    /// A data frame of `bytes` of channel (`in_local`, `id`) left switch `s`: with
+    /// hop-by-hop credits, a metered channel spends credit and a metering one returns it.
+    fn hop_left(&mut self, s: u32, (in_local, id): (u16, u16), bytes: u64) {
+        let queued = self.channel_queued(s, (in_local, id));
+        let Some(hop) = self.channels.as_deref_mut().and_then(|fc| fc.hop.as_mut()) else {
+            return;
+        };
+        if let Some(ack) = hop.left((s, in_local, id), queued, bytes) {
+            let gp = self.switches[s as usize].port(in_local);
+            if self.ports[gp as usize].peer_is_switch {
+                self.queue_ack(gp, AckEntry::headroom(id, ack));
+            }
         }
     }
 
@@ -397,11 +470,15 @@ impl Simulation {
         let table = &mut fc.tables[s as usize];
         let units = table.units(bytes);
         let fgfc = fc.fgfc.is_some();
+        let hop = fc.hop.is_some();
         match table.forward((pk.in_port, pk.channel), units) {
             Ok(f) => {
                 self.arena.get_mut(pkt).channel = f.out_id.unwrap_or(0);
                 if fgfc {
                     self.fgfc_left(s, (pk.in_port, pk.channel), &pk);
+                }
+                if hop {
+                    self.hop_left(s, (pk.in_port, pk.channel), bytes);
                 }
                 let Some(fc) = self.channels.as_deref_mut() else {
                     return;
@@ -433,6 +510,9 @@ impl Simulation {
             }
         }
         if up.released {
+            if let Some(hop) = fc.hop.as_mut() {
+                hop.released((s, up.in_port, up.id));
+            }
             fc.occupancy[s as usize].change(now, false);
             fc.in_use -= 1;
             if fc.in_use == 0 && fc.draining {
@@ -443,14 +523,7 @@ impl Simulation {
         let gp = self.switches[s as usize].port(up.in_port);
         if self.ports[gp as usize].peer_is_switch {
             let units = u32::try_from(units).unwrap_or(u32::MAX);
-            self.queue_ack(
-                gp,
-                AckEntry {
-                    id: up.id,
-                    signal,
-                    units,
-                },
-            );
+            self.queue_ack(gp, AckEntry::flow(up.id, signal, units));
         } else {
             fc.stats.acks_home += 1;
         }
@@ -467,13 +540,14 @@ impl Simulation {
         }
     }
 
-    /// An ACK reached channel `up` of switch `s`: with injection limits, the flows held at
-    /// the channel's output are looked at again (its frames queued here may go now).
+    /// An ACK (or a HeadroomACK) reached channel `up` of switch `s`: with injection limits
+    /// or hop-by-hop credits, the flows held at the channel's output are looked at again
+    /// (its frames queued here may go now).
     fn release_held_flows(&mut self, s: u32, up: AckUpstream) {
         let Some(fc) = self.channels.as_deref() else {
             return;
         };
-        if fc.params.endpoint.is_none() {
+        if fc.params.endpoint.is_none() && fc.hop.is_none() {
             return;
         }
         let Some(c) = fc.tables[s as usize].input(up.in_port, up.id) else {
@@ -595,9 +669,19 @@ impl Simulation {
             let Some(fc) = self.channels.as_deref_mut() else {
                 break;
             };
-            match fc.tables[s as usize].ack(out_local, a.id, units) {
-                Ok(up) => self.channel_acked(s, up, units, a.signal),
-                Err(e) => fc.fault("ack", e),
+            match (
+                fc.tables[s as usize].ack(out_local, a.id, units),
+                a.headroom,
+            ) {
+                (Ok(up), Some(ack)) => {
+                    // For this hop alone: not passed on.
+                    if let Some(hop) = fc.hop.as_mut() {
+                        hop.credited((s, up.in_port, up.id), ack);
+                    }
+                    self.release_held_flows(s, up);
+                }
+                (Ok(up), None) => self.channel_acked(s, up, units, a.signal),
+                (Err(e), _) => fc.fault("ack", e),
             }
         }
         // The emptied vector goes back to its slot (no allocation for the next frame), and
@@ -622,12 +706,7 @@ impl Simulation {
             let units = fc.params.tables().units(u64::from(pk.size));
             let units = u32::try_from(units).unwrap_or(u32::MAX);
             // A drop says nothing of the destination's congestion.
-            let ack = AckEntry {
-                id: pk.channel,
-                signal: AckSignal::Ongoing,
-                units,
-            };
-            self.queue_ack(port, ack);
+            self.queue_ack(port, AckEntry::flow(pk.channel, AckSignal::Ongoing, units));
         }
     }
 
@@ -708,6 +787,17 @@ impl Simulation {
             }
         }
         self.check_fgfc()?;
+        if let Some(hop) = &fc.hop {
+            for (s, in_port, id) in hop.channels() {
+                if !self.channel_in_use(s, (in_port, id)) {
+                    return Err(format!(
+                        "switch {}: hop-by-hop credit state for channel {id} of port \
+                         {in_port}, not in use",
+                        self.switches[s as usize].node
+                    ));
+                }
+            }
+        }
         let counted: u64 = fc.occupancy.iter().map(|o| u64::from(o.channels)).sum();
         if counted != fc.in_use {
             return Err(format!(
@@ -737,6 +827,9 @@ impl Simulation {
         st.endpoint = fc.params.endpoint.is_some();
         if let Some(edges) = &fc.fgfc {
             st.fgfc = Some((edges.pauses, edges.resumes));
+        }
+        if let Some(hop) = &fc.hop {
+            st.hop_credits = Some((hop.metered, hop.acks));
         }
         st.flow_limit_holds = self.arbitration.holds();
         Some(st)

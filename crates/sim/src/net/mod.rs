@@ -25,6 +25,7 @@ mod deadlock;
 mod fgfc;
 mod flow_channel;
 mod footprint;
+mod hop_credit;
 pub mod host;
 mod marking;
 pub mod packet;

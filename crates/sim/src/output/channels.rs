@@ -43,8 +43,20 @@ pub struct ChannelSummary {
     /// Fine-grained flow control's frames (absent when it is off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fgfc: Option<FgfcSummary>,
+    /// Hop-by-hop credits' work (absent when they are off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_credits: Option<HopCreditSummary>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
+}
+
+/// What per-flow hop-by-hop credits did over a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HopCreditSummary {
+    /// Times a switch started metering a flow's upstream hop.
+    pub metered_flows: u64,
+    /// HeadroomACKs sent (the clearing ones included).
+    pub headroom_acks: u64,
 }
 
 /// The FGFC frames ingress edges sent their hosts over a run.
@@ -96,6 +108,12 @@ impl ChannelSummary {
                 pause_frames,
                 resume_frames,
             }),
+            hop_credits: st
+                .hop_credits
+                .map(|(metered_flows, headroom_acks)| HopCreditSummary {
+                    metered_flows,
+                    headroom_acks,
+                }),
             switches,
         })
     }
@@ -116,10 +134,17 @@ impl ChannelSummary {
             ),
             None => String::new(),
         };
+        let hop = match &self.hop_credits {
+            Some(h) => format!(
+                "; hop-by-hop credits: {} flow(s) metered, {} HeadroomACK(s)",
+                h.metered_flows, h.headroom_acks
+            ),
+            None => String::new(),
+        };
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end{}{}",
+             channel(s) in use at the end{}{}{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -130,7 +155,8 @@ impl ChannelSummary {
             self.waits,
             self.channels_in_use_at_end,
             endpoint,
-            fgfc
+            fgfc,
+            hop
         )
     }
 }

@@ -14,6 +14,7 @@ use crate::config::{
 };
 use headroom_mech::endpoint_congestion::{EndpointConfig, MAX_LEVELS};
 use headroom_mech::fgfc::FgfcConfig;
+use headroom_mech::hop_credit::HopCreditConfig;
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -127,6 +128,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "ack_max_delay",
             "endpoint",
             "fgfc",
+            "hop_credits",
         ],
     )?;
     let mut link = FlowControlKind::Pfc;
@@ -173,7 +175,34 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     if let Some(x) = t.get(cx, "fgfc") {
         p.fgfc = Some(parse_fgfc(cx, &x)?);
     }
+    if let Some(x) = t.get(cx, "hop_credits") {
+        p.hop_credits = Some(parse_hop_credits(cx, &x)?);
+    }
     Ok(link)
+}
+
+/// `[fabric.flow_channels.hop_credits]`: per-flow hop-by-hop credits, their defaults for
+/// the keys not given.
+fn parse_hop_credits(cx: &Cx, f: &Fld) -> Res<HopCreditConfig> {
+    let mut h = HopCreditConfig::default();
+    let mut t = f.table(cx)?;
+    t.check_keys(cx, &["high", "target", "drop", "margin", "credit"])?;
+    if let Some(x) = t.get(cx, "high") {
+        h.high = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "target") {
+        h.target = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "drop") {
+        h.drop = x.positive_bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "margin") {
+        h.margin = x.bytes(cx)?;
+    }
+    if let Some(x) = t.get(cx, "credit") {
+        h.credit = x.bytes(cx)?;
+    }
+    Ok(h)
 }
 
 /// `[fabric.flow_channels.fgfc]`: fine-grained flow control, its defaults for the keys not

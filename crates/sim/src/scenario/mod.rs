@@ -35,6 +35,7 @@
 //! [fabric.flow_channels.endpoint] # endpoint congestion: bytes, packets, growth, window,
 //!                               # limits (per severity)
 //! [fabric.flow_channels.fgfc]   # FGFC to hosts: target, drop, pause, credit
+//! [fabric.flow_channels.hop_credits] # HeadroomACK: high, target, drop, margin, credit
 //!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch
