@@ -180,21 +180,25 @@ fn runs_are_the_same_on_any_number_of_threads() {
     assert_eq!(one.channels, two.channels);
 }
 
-/// Seven hosts (0-6) of one leaf send 500 KB each to one host of the other leaf (an incast
-/// on its egress edge), and host `victim` of the first leaf sends 500 KB to another host
-/// there: its path shares every fabric link with the incast but not the congested output
-/// (and with `victim` 0, its host link too). `fabric` is the `[fabric]` section's body and
-/// `buffer` the switches' buffer; queues are per flow, hosts have no congestion control.
-fn incast_with_victim(fabric: &str, buffer: &str, victim: u32) -> headroom_sim::config::SimConfig {
+/// A leaf-spine of `leaves` × `hosts` hosts under one spine (100 Gb/s host links, uplinks
+/// at `uplink`, 1 us cables), switches with `buffer` and a queue per flow, hosts without
+/// congestion control; `fabric` is the `[fabric]` section's body and `workloads` the
+/// scenario's workloads.
+fn one_spine(
+    (leaves, hosts, uplink): (u32, u32, &str),
+    buffer: &str,
+    fabric: &str,
+    workloads: &str,
+) -> headroom_sim::config::SimConfig {
     let text = format!(
         r#"
 [topology]
 kind = "leaf-spine"
-leaves = 2
+leaves = {leaves}
 spines = 1
-hosts_per_leaf = 8
+hosts_per_leaf = {hosts}
 host_rate = "100Gbps"
-uplink_rate = "800Gbps"
+uplink_rate = "{uplink}"
 delay = "1us"
 
 [switch]
@@ -213,24 +217,49 @@ algorithm = "none"
 [fabric]
 {fabric}
 
-[[workload]]
-kind = "incast"
-senders = [0, 1, 2, 3, 4, 5, 6]
-receiver = 8
-size = "500KB"
-
-[[workload]]
-kind = "flows"
-[[workload.flow]]
-src = {victim}
-dst = 9
-size = "500KB"
-start = "5us"
-"#
+{workloads}"#
     );
-    scenario::parse(&text, Path::new("isolation.toml"))
+    scenario::parse(&text, Path::new("one-spine.toml"))
         .unwrap_or_else(|e| panic!("{e}"))
         .config
+}
+
+/// A 500 KB flow from `src` to `dst` starting at `start`, in a `flows` workload.
+fn flow(src: u32, dst: u32, start: &str) -> String {
+    format!("[[workload.flow]]\nsrc = {src}\ndst = {dst}\nsize = \"500KB\"\nstart = \"{start}\"\n")
+}
+
+/// Seven hosts (0-6) of one leaf send 500 KB each to one host of the other leaf (an incast
+/// on its egress edge), and host `victim` of the first leaf sends 500 KB to another host
+/// there: its path shares every fabric link with the incast but not the congested output
+/// (and with `victim` 0, its host link too). The uplinks (800 Gb/s) are no bottleneck.
+fn incast_with_victim(fabric: &str, buffer: &str, victim: u32) -> headroom_sim::config::SimConfig {
+    let workloads = format!(
+        "[[workload]]\nkind = \"incast\"\nsenders = [0, 1, 2, 3, 4, 5, 6]\nreceiver = 8\n\
+         size = \"500KB\"\n\n[[workload]]\nkind = \"flows\"\n{}",
+        flow(victim, 9, "5us")
+    );
+    one_spine((2, 8, "800Gbps"), buffer, fabric, &workloads)
+}
+
+/// Runs `before` and `after` checking the invariants, asserts both drained, and returns
+/// each one's victim slowdown and incast finish ([`victim_and_incast`]), printed.
+fn victim_before_and_after(
+    (before, before_what): (headroom_sim::config::SimConfig, &str),
+    (after, after_what): (headroom_sim::config::SimConfig, &str),
+) -> [(RunResults, f64, f64); 2] {
+    let step = Time::from_us(20);
+    let runs = [(before, before_what), (after, after_what)].map(|(cfg, what)| {
+        let r = run_checked(cfg, step);
+        assert_drained(&r, what);
+        let (victim, incast) = victim_and_incast(&r);
+        (r, victim, incast)
+    });
+    eprintln!(
+        "victim slowdown {:.3} -> {:.3}; incast done at {:.0} -> {:.0} ps",
+        runs[0].1, runs[1].1, runs[0].2, runs[1].2
+    );
+    runs
 }
 
 /// The victim's slowdown and the incast's last finish time.
@@ -253,21 +282,18 @@ fn victim_and_incast(r: &RunResults) -> (f64, f64) {
 
 #[test]
 fn endpoint_congestion_isolates_a_victim_from_an_incast() {
-    let step = Time::from_us(20);
     // 4 MiB buffers hold what the ingress edge holds back (see the FGFC test for less).
-    let plain = run_checked(incast_with_victim(&channels(""), "4MiB", 7), step);
-    let managed = run_checked(
-        incast_with_victim(&channels("[fabric.flow_channels.endpoint]"), "4MiB", 7),
-        step,
-    );
-    assert_drained(&plain, "without endpoint congestion management");
-    assert_drained(&managed, "with it");
-    let (plain_victim, plain_incast) = victim_and_incast(&plain);
-    let (managed_victim, managed_incast) = victim_and_incast(&managed);
-    eprintln!(
-        "victim slowdown {plain_victim:.3} -> {managed_victim:.3}; incast done at \
-         {plain_incast:.0} -> {managed_incast:.0} ps"
-    );
+    let [(plain, plain_victim, plain_incast), (managed, managed_victim, managed_incast)] =
+        victim_before_and_after(
+            (
+                incast_with_victim(&channels(""), "4MiB", 7),
+                "without endpoint congestion management",
+            ),
+            (
+                incast_with_victim(&channels("[fabric.flow_channels.endpoint]"), "4MiB", 7),
+                "with it",
+            ),
+        );
     // Without it the congested egress backs up into the fabric link the victim shares
     // (PFC pauses it); with it the incast's flows are held at their ingress edges.
     assert!(plain_victim > 2.0, "the victim suffers: {plain_victim}");
@@ -294,25 +320,22 @@ fn fgfc_pauses_the_held_sources_instead_of_their_links() {
     // leaf holds back at the incast's injection limits fills host 0's ingress queue there:
     // PFC pauses host 0's link, and the victim with it. FGFC pauses host 0's incast flow
     // alone.
-    let step = Time::from_us(20);
     let endpoint = "[fabric.flow_channels.endpoint]";
-    let held = run_checked(incast_with_victim(&channels(endpoint), "4MiB", 0), step);
-    let paused = run_checked(
-        incast_with_victim(
-            &channels(&format!("{endpoint}\n[fabric.flow_channels.fgfc]")),
-            "4MiB",
-            0,
-        ),
-        step,
-    );
-    assert_drained(&held, "endpoint congestion management alone");
-    assert_drained(&paused, "with FGFC");
-    let (held_victim, held_incast) = victim_and_incast(&held);
-    let (paused_victim, paused_incast) = victim_and_incast(&paused);
-    eprintln!(
-        "victim slowdown {held_victim:.3} -> {paused_victim:.3}; incast done at \
-         {held_incast:.0} -> {paused_incast:.0} ps"
-    );
+    let [(held, held_victim, held_incast), (paused, paused_victim, paused_incast)] =
+        victim_before_and_after(
+            (
+                incast_with_victim(&channels(endpoint), "4MiB", 0),
+                "endpoint congestion management alone",
+            ),
+            (
+                incast_with_victim(
+                    &channels(&format!("{endpoint}\n[fabric.flow_channels.fgfc]")),
+                    "4MiB",
+                    0,
+                ),
+                "with FGFC",
+            ),
+        );
     assert!(held_victim > 2.0, "the victim suffers: {held_victim}");
     assert!(
         paused_victim < 1.2,
@@ -340,53 +363,15 @@ fn fgfc_pauses_the_held_sources_instead_of_their_links() {
 /// and the spine with the congesting flows but not the congested link. `fabric` is the
 /// `[fabric]` section's body.
 fn fabric_link_congestion(fabric: &str) -> headroom_sim::config::SimConfig {
-    let flow = |src: u32, dst: u32, start: &str| {
-        format!(
-            "[[workload.flow]]\nsrc = {src}\ndst = {dst}\nsize = \"500KB\"\nstart = \"{start}\"\n"
-        )
-    };
-    let text = format!(
-        r#"
-[topology]
-kind = "leaf-spine"
-leaves = 3
-spines = 1
-hosts_per_leaf = 4
-host_rate = "100Gbps"
-uplink_rate = "100Gbps"
-delay = "1us"
-
-[switch]
-lossless = [3]
-buffer = "4MiB"
-
-[switch.scheduler]
-arbitration = "flow"
-
-[host]
-mtu = "1000B"
-
-[host.cc]
-algorithm = "none"
-
-[fabric]
-{fabric}
-
-[[workload]]
-kind = "flows"
-{}{}{}{}
-[[workload]]
-kind = "flows"
-{}"#,
+    let workloads = format!(
+        "[[workload]]\nkind = \"flows\"\n{}{}{}{}\n[[workload]]\nkind = \"flows\"\n{}",
         flow(0, 8, "0us"),
         flow(1, 9, "0us"),
         flow(4, 10, "0us"),
         flow(5, 11, "0us"),
         flow(2, 6, "5us"),
     );
-    scenario::parse(&text, Path::new("fabric-link.toml"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .config
+    one_spine((3, 4, "100Gbps"), "4MiB", fabric, &workloads)
 }
 
 #[test]
