@@ -261,8 +261,14 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .filter(|k| k.starts_with("credit.ports")),
     );
     // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
-    // incast-isolation and fabric-link examples the parts of its congestion management.
-    for example in ["dragonfly", "incast-isolation", "fabric-link"] {
+    // incast-isolation, fabric-link and injection-limit examples the parts of its
+    // congestion management.
+    for example in [
+        "dragonfly",
+        "incast-isolation",
+        "fabric-link",
+        "injection-limit",
+    ] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")
             .join(format!("{example}.toml"));

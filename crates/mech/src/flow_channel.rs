@@ -352,6 +352,18 @@ impl FlowChannels {
             .map_or(0, Ids::in_use)
     }
 
+    /// Units forwarded and not yet acknowledged, summed over the channels of input port
+    /// `in_port`.
+    pub fn in_flight(&self, in_port: u16) -> u64 {
+        self.inputs.get(usize::from(in_port)).map_or(0, |t| {
+            t.entries
+                .iter()
+                .flatten()
+                .map(InputChannel::flow_extent)
+                .sum()
+        })
+    }
+
     /// Channels in use on every input port: each channel through the switch once.
     pub fn in_use(&self) -> usize {
         self.inputs.iter().map(Ids::in_use).sum()

@@ -36,6 +36,8 @@
 //!   the flow's queue watermarks, and the source's pause and credit.
 //! - [`hop_credit`]: per-flow hop-by-hop credits (HeadroomACK): a switch meters one flow's
 //!   upstream hop by its queue's watermarks.
+//! - [`injection`]: the ingress edge's injection limit: the data one host port has in the
+//!   fabric, unacknowledged, at the most.
 
 pub mod buffer;
 pub mod cc;
@@ -47,6 +49,7 @@ pub mod fgfc;
 pub mod flow_channel;
 pub mod flow_control;
 pub mod hop_credit;
+pub mod injection;
 pub mod inq_arbiter;
 pub mod int;
 pub mod pfc;

@@ -367,6 +367,9 @@ pub struct ChannelStats {
     /// With hop-by-hop credits: times a channel started metering its upstream hop, and
     /// HeadroomACKs sent (clears included).
     pub hop_credits: Option<(u64, u64)>,
+    /// With injection limits: the limit per host port and the most one port had in
+    /// flight, bytes (in whole units of the channels' counters).
+    pub injection: Option<(u64, u64)>,
     /// Per switch: its channels.
     pub switches: Vec<SwitchChannels>,
 }

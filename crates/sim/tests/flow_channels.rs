@@ -435,3 +435,45 @@ fn hop_by_hop_credits_meter_flows_instead_of_pausing_fabric_links() {
     // FGFC at the ingress edges takes the last pauses off the host links.
     assert_eq!(both.pfc_sent.iter().filter(|p| p.quanta > 0).count(), 0);
 }
+
+#[test]
+fn a_port_injection_limit_bounds_what_an_incast_has_in_the_fabric() {
+    // 64 KiB per host port, about one bandwidth-delay product: the victim keeps its rate,
+    // and the incast's 7 x 64 KiB are far below what would make the receiving leaf pause
+    // the spine. FGFC keeps what the sending leaf holds back from pausing host links.
+    let [(plain, plain_victim, plain_incast), (limited, limited_victim, limited_incast)] =
+        victim_before_and_after(
+            (
+                incast_with_victim(&channels(""), "4MiB", 7),
+                "without an injection limit",
+            ),
+            (
+                incast_with_victim(
+                    &channels(
+                        "[fabric.flow_channels.injection]\nport = \"64KiB\"\n\
+                         [fabric.flow_channels.fgfc]",
+                    ),
+                    "4MiB",
+                    7,
+                ),
+                "with one",
+            ),
+        );
+    assert!(plain_victim > 2.0, "the victim suffers: {plain_victim}");
+    assert!(
+        limited_victim < 1.05,
+        "the victim is isolated: {limited_victim}"
+    );
+    assert!(
+        limited_incast <= plain_incast * 1.02,
+        "the incast loses nothing by it: {limited_incast} vs {plain_incast}"
+    );
+    let (limit, peak) = limited
+        .channels
+        .as_ref()
+        .and_then(|c| c.injection)
+        .expect("injection counts");
+    assert_eq!(limit, 64 * 1024);
+    assert!(peak <= limit && peak > limit / 2, "peak {peak} of {limit}");
+    assert_eq!(plain.channels.as_ref().and_then(|c| c.injection), None);
+}

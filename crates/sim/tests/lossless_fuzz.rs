@@ -30,7 +30,8 @@
 //! tables) with a queue per flow: flows held at their injection limits must be let go;
 //! and half of them FGFC (any watermarks, pause and credit): paused sources must resume.
 //! A third of the flow-channel cases meter flows hop by hop (any watermarks, margin and
-//! first credit): every metered flow must get its credit back.
+//! first credit): every metered flow must get its credit back. A quarter limit what a host
+//! port may have in the fabric (below a frame up to 64 KB): every count must return to 0.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::Alpha;
@@ -465,6 +466,12 @@ fn case(seed: u64) -> Case {
             });
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; hop credits {:?}", p.hop_credits));
+        }
+        // A port injection limit in a quarter of them, from below one frame up.
+        if rng.gen_bool(0.25) {
+            p.port_injection_limit = Some(pick(&mut rng, &[500u64, 4_000, 64_000]));
+            cfg.switch.scheduler.arbitration = Arbitration::Flow;
+            channels.push_str(&format!("; port limit {:?}", p.port_injection_limit));
         }
     }
     let what = format!(

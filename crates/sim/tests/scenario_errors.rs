@@ -985,6 +985,23 @@ fn flow_channel_errors_name_their_field() {
     ));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("hop-by-hop credits hold"), "{e}");
+    let injection =
+        format!("{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels.injection]\n");
+    check(
+        &format!("{injection}port = \"0B\"\n"),
+        "fabric.flow_channels.injection.port",
+        "must be greater than zero",
+        "\"0B\"",
+    );
+    check(
+        &format!("{injection}ilid = 3\n"),
+        "fabric.flow_channels.injection.ilid",
+        "unknown key",
+        "ilid",
+    );
+    let e = err(&format!("{injection}port = \"16KiB\"\n"));
+    assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
+    assert!(e.reason().contains("a port injection limit holds"), "{e}");
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

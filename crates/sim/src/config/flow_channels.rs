@@ -89,6 +89,10 @@ pub struct FlowChannelParams {
     /// Per-flow hop-by-hop credits (the patent's HeadroomACK; `None`: off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hop_credits: Option<HopCreditConfig>,
+    /// Bytes one host port may have forwarded into the fabric and not yet acknowledged
+    /// (`None`: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_injection_limit: Option<u64>,
 }
 
 impl Default for FlowChannelParams {
@@ -107,6 +111,7 @@ impl Default for FlowChannelParams {
             endpoint: None,
             fgfc: None,
             hop_credits: None,
+            port_injection_limit: None,
         }
     }
 }
@@ -190,12 +195,14 @@ impl FlowChannelParams {
             }
         }
         // A flow held by its limit or for credit must not hold the flows queued behind it.
-        let holds = match (self.endpoint, self.hop_credits) {
-            (Some(_), _) => {
-                Some("endpoint congestion management holds flows at their injection limits")
-            }
-            (None, Some(_)) => Some("hop-by-hop credits hold metered flows without credit"),
-            (None, None) => None,
+        let holds = if self.endpoint.is_some() {
+            Some("endpoint congestion management holds flows at their injection limits")
+        } else if self.hop_credits.is_some() {
+            Some("hop-by-hop credits hold metered flows without credit")
+        } else if self.port_injection_limit.is_some() {
+            Some("a port injection limit holds the flows of a port at its limit")
+        } else {
+            None
         };
         if let Some(what) = holds {
             if !matches!(

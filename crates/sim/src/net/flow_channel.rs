@@ -36,11 +36,13 @@
 //! driver should not have asked for; a waiting frame is counted by its switch's MMU like a
 //! queued one; an ACK frame's ACKs live in `frames` at its arena slot from the moment it
 //! is made until it arrives. A partitioned run of this fabric runs as one part (ACK frames
-//! carry their ACKs beside the arena, which parts do not share). A flow held by its
-//! injection limit has data in flight (so an ACK will come to let it go).
+//! carry their ACKs beside the arena, which parts do not share). A flow held back has data
+//! of its channel, or of its host port under an injection limit, in flight (so an ACK will
+//! come to let it go).
 
 use super::fgfc::FgfcEdges;
 use super::hop_credit::HopCredits;
+use super::injection::EdgeInjection;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
@@ -157,6 +159,9 @@ pub(super) struct ChannelFabric {
     pub(super) fgfc: Option<FgfcEdges>,
     /// Per-flow hop-by-hop credits, if on.
     pub(super) hop: Option<HopCredits>,
+    /// The ingress edges' injection limits, if on (set by the run's builder, which knows
+    /// the ports).
+    pub(super) injection: Option<EdgeInjection>,
 }
 
 impl ChannelFabric {
@@ -191,6 +196,7 @@ impl ChannelFabric {
             },
             fgfc: params.fgfc.map(FgfcEdges::new),
             hop: params.hop_credits.map(HopCredits::new),
+            injection: None,
         }
     }
 
@@ -231,24 +237,29 @@ impl ChannelFabric {
 
 /// The gate of switch `s`'s egress arbitration: with endpoint congestion management, a
 /// data frame may leave only while its channel is within the injection limit its severity
-/// sets, and with hop-by-hop credits only while its channel, if metered, has credit;
-/// otherwise (and for every other frame) always.
+/// sets, with hop-by-hop credits only while its channel, if metered, has credit, and with
+/// injection limits only while the host port it came in on is within its limit; otherwise
+/// (and for every other frame) always.
 pub(super) fn channel_gate(
     channels: Option<&ChannelFabric>,
     s: u32,
 ) -> impl Fn(&Packet) -> bool + '_ {
-    let gated = channels.filter(|fc| fc.params.endpoint.is_some() || fc.hop.is_some());
+    let gated = channels
+        .filter(|fc| fc.params.endpoint.is_some() || fc.hop.is_some() || fc.injection.is_some());
     move |pk: &Packet| match gated {
         Some(fc) if pk.kind == Kind::Data => {
             let table = &fc.tables[s as usize];
+            let units = table.units(u64::from(pk.size));
             let within_limit = fc.params.endpoint.is_none_or(|endpoint| {
-                table.may_forward(
-                    (pk.in_port, pk.channel),
-                    table.units(u64::from(pk.size)),
-                    |severity| endpoint.limit(severity),
-                )
+                table.may_forward((pk.in_port, pk.channel), units, |severity| {
+                    endpoint.limit(severity)
+                })
             });
             within_limit
+                && fc
+                    .injection
+                    .as_ref()
+                    .is_none_or(|inj| inj.may_inject(s, pk.in_port, units))
                 && fc
                     .hop
                     .as_ref()
@@ -480,6 +491,14 @@ impl Simulation {
                 if hop {
                     self.hop_left(s, (pk.in_port, pk.channel), bytes);
                 }
+                let gp_in = self.switches[s as usize].port(pk.in_port);
+                if let Some(inj) = self
+                    .channels
+                    .as_deref_mut()
+                    .and_then(|fc| fc.injection.as_mut())
+                {
+                    inj.injected(gp_in, units);
+                }
                 let Some(fc) = self.channels.as_deref_mut() else {
                     return;
                 };
@@ -526,6 +545,16 @@ impl Simulation {
             self.queue_ack(gp, AckEntry::flow(up.id, signal, units));
         } else {
             fc.stats.acks_home += 1;
+            if let Some(inj) = fc.injection.as_mut() {
+                if let Err(e) = inj.acked(gp, units) {
+                    if fc.fault.is_none() {
+                        fc.fault = Some(format!("injection at port {gp}: {e}"));
+                    }
+                }
+                if units > 0 {
+                    self.release_held_at(s);
+                }
+            }
         }
         if !up.released {
             self.release_held_flows(s, up);
@@ -563,7 +592,27 @@ impl Simulation {
             .arbitration
             .release_held(&mut self.arena, (out, p), gate)
         {
-            self.try_send(out);
+            // Not `try_send`: this may run while `out` itself is handing a frame over.
+            self.schedule_wake(out, self.now);
+        }
+    }
+
+    /// An ACK came home to switch `s` under injection limits: the flows held at any of its
+    /// outputs are looked at again.
+    fn release_held_at(&mut self, s: u32) {
+        for out in self.switches[s as usize].ports() {
+            let Some(fc) = self.channels.as_deref() else {
+                return;
+            };
+            let gate = channel_gate(Some(fc), s);
+            let p = &mut self.ports[out as usize];
+            if self
+                .arbitration
+                .release_held(&mut self.arena, (out, p), gate)
+            {
+                // Not `try_send`: this may run while `out` itself is handing a frame over.
+                self.schedule_wake(out, self.now);
+            }
         }
     }
 
@@ -733,7 +782,8 @@ impl Simulation {
                 self.enqueue_egress(s, (gp, out), (class, pkt));
                 let ready = self.arena.get(pkt).ready_at;
                 if ready <= self.now {
-                    self.try_send(out);
+                    // Not `try_send`: a release may come while `out` hands a frame over.
+                    self.schedule_wake(out, self.now);
                 } else {
                     let free = self.ports[out as usize].busy_until;
                     self.schedule_wake(out, ready.max(free));
@@ -775,10 +825,14 @@ impl Simulation {
                 return Err(format!("port {port}: a flow held at a host"));
             };
             let pk = self.arena.get(pkt);
-            let in_flight = fc.tables[s as usize]
+            let channel = fc.tables[s as usize]
                 .input(pk.in_port, pk.channel)
                 .map_or(0, |c| c.flow_extent());
-            if in_flight == 0 {
+            // A port at its injection limit holds flows with nothing of their own in flight.
+            let port = fc.injection.as_ref().map_or(0, |inj| {
+                inj.in_flight(self.switches[s as usize].port(pk.in_port))
+            });
+            if channel == 0 && port == 0 {
                 return Err(format!(
                     "port {port}: flow {} held by its injection limit with nothing in flight \
                      (no ACK will let it go)",
@@ -787,6 +841,22 @@ impl Simulation {
             }
         }
         self.check_fgfc()?;
+        if let Some(inj) = &fc.injection {
+            for (i, sw) in self.switches.iter().enumerate() {
+                for gp in sw.ports() {
+                    let local = self.ports[gp as usize].local;
+                    let channels = fc.tables[i].in_flight(local);
+                    if !self.ports[gp as usize].peer_is_switch && inj.in_flight(gp) != channels {
+                        return Err(format!(
+                            "switch {} port {local}: {} units injected in flight, its channels \
+                             have {channels}",
+                            sw.node,
+                            inj.in_flight(gp)
+                        ));
+                    }
+                }
+            }
+        }
         if let Some(hop) = &fc.hop {
             for (s, in_port, id) in hop.channels() {
                 if !self.channel_in_use(s, (in_port, id)) {
@@ -830,6 +900,10 @@ impl Simulation {
         }
         if let Some(hop) = &fc.hop {
             st.hop_credits = Some((hop.metered, hop.acks));
+        }
+        if let Some(inj) = &fc.injection {
+            let unit = u64::from(fc.params.unit);
+            st.injection = Some((inj.limit() * unit, inj.peak() * unit));
         }
         st.flow_limit_holds = self.arbitration.holds();
         Some(st)

@@ -27,6 +27,7 @@ mod flow_channel;
 mod footprint;
 mod hop_credit;
 pub mod host;
+mod injection;
 mod marking;
 pub mod packet;
 pub mod parallel;
@@ -445,12 +446,21 @@ impl Simulation {
         if let Some(params) = sim.cfg.fabric.flow_channels {
             let ports_of: Vec<usize> = sim.switches.iter().map(|s| s.ports().len()).collect();
             let frame_bytes = sim.cfg.host.largest_data_frame() + sim.cfg.link.frame_overhead;
-            sim.channels = Some(Box::new(flow_channel::ChannelFabric::new(
-                params,
-                &ports_of,
-                sim.ports.len(),
-                frame_bytes,
-            )));
+            let mut fc =
+                flow_channel::ChannelFabric::new(params, &ports_of, sim.ports.len(), frame_bytes);
+            if let Some(limit) = params.port_injection_limit {
+                let from_host: Vec<bool> = sim
+                    .ports
+                    .iter()
+                    .map(|p| {
+                        !p.peer_is_switch && matches!(sim.slots[p.node as usize], Slot::Switch(_))
+                    })
+                    .collect();
+                let first_port = sim.switches.iter().map(|s| s.port(0)).collect();
+                let units = limit / u64::from(params.unit.max(1));
+                fc.injection = Some(injection::EdgeInjection::new(units, &from_host, first_port));
+            }
+            sim.channels = Some(Box::new(fc));
         }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in 0..sim.ports.len() {

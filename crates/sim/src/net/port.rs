@@ -460,10 +460,6 @@ impl Simulation {
         eq.bytes -= size;
         let qlen = u64::from(eq.bytes);
         p.head_removed(q, &self.arena);
-        if self.arbitration.is_on() {
-            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
-            self.arbitration.refill(&mut self.arena, (port, p), q, gate);
-        }
         let local = p.local;
         if let Some(multi) = self.int_multi {
             if self.arena.get(pkt).kind == Kind::Data {
@@ -485,6 +481,13 @@ impl Simulation {
         self.switch_release(s, (in_port, prio), (local, q as u8), size, placement);
         if data && self.channels.is_some() {
             self.channel_forward(s, port, pkt);
+        }
+        // The next grant is staged once this packet is counted as forwarded: a gate on what
+        // a flow or port has in flight must see it.
+        if self.arbitration.is_on() {
+            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
+            let p = &mut self.ports[port as usize];
+            self.arbitration.refill(&mut self.arena, (port, p), q, gate);
         }
         Some(pkt)
     }

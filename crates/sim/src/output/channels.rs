@@ -46,8 +46,20 @@ pub struct ChannelSummary {
     /// Hop-by-hop credits' work (absent when they are off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hop_credits: Option<HopCreditSummary>,
+    /// The ingress edges' injection limit (absent when off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub injection: Option<InjectionSummary>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
+}
+
+/// The ingress edges' injection limit over a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InjectionSummary {
+    /// Bytes one host port may have in the fabric, unacknowledged (whole units).
+    pub port_limit_bytes: u64,
+    /// The most one host port had (whole units).
+    pub peak_in_flight_bytes: u64,
 }
 
 /// What per-flow hop-by-hop credits did over a run.
@@ -108,6 +120,14 @@ impl ChannelSummary {
                 pause_frames,
                 resume_frames,
             }),
+            injection: st
+                .injection
+                .map(
+                    |(port_limit_bytes, peak_in_flight_bytes)| InjectionSummary {
+                        port_limit_bytes,
+                        peak_in_flight_bytes,
+                    },
+                ),
             hop_credits: st
                 .hop_credits
                 .map(|(metered_flows, headroom_acks)| HopCreditSummary {
@@ -134,6 +154,13 @@ impl ChannelSummary {
             ),
             None => String::new(),
         };
+        let injection = match &self.injection {
+            Some(i) => format!(
+                "; injection limit {} B per host port, {} B at most in flight",
+                i.port_limit_bytes, i.peak_in_flight_bytes
+            ),
+            None => String::new(),
+        };
         let hop = match &self.hop_credits {
             Some(h) => format!(
                 "; hop-by-hop credits: {} flow(s) metered, {} HeadroomACK(s)",
@@ -144,7 +171,7 @@ impl ChannelSummary {
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end{}{}{}",
+             channel(s) in use at the end{}{}{}{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -156,7 +183,8 @@ impl ChannelSummary {
             self.channels_in_use_at_end,
             endpoint,
             fgfc,
-            hop
+            hop,
+            injection
         )
     }
 }

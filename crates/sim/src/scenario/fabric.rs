@@ -129,6 +129,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "endpoint",
             "fgfc",
             "hop_credits",
+            "injection",
         ],
     )?;
     let mut link = FlowControlKind::Pfc;
@@ -177,6 +178,13 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     }
     if let Some(x) = t.get(cx, "hop_credits") {
         p.hop_credits = Some(parse_hop_credits(cx, &x)?);
+    }
+    if let Some(x) = t.get(cx, "injection") {
+        let mut t = x.table(cx)?;
+        t.check_keys(cx, &["port"])?;
+        if let Some(x) = t.get(cx, "port") {
+            p.port_injection_limit = Some(x.positive_bytes(cx)?);
+        }
     }
     Ok(link)
 }

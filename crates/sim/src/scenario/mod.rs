@@ -36,6 +36,7 @@
 //!                               # limits (per severity)
 //! [fabric.flow_channels.fgfc]   # FGFC to hosts: target, drop, pause, credit
 //! [fabric.flow_channels.hop_credits] # HeadroomACK: high, target, drop, margin, credit
+//! [fabric.flow_channels.injection] # port (bytes a host port may have in the fabric)
 //!
 //! [switch]
 //! buffer = "32MiB"              # shared buffer per switch
