@@ -586,7 +586,13 @@ impl Simulation {
             return;
         }
         let out = self.switches[s as usize].port(c.follow_port);
-        let gate = channel_gate(Some(fc), s);
+        self.release_held_on(s, out);
+    }
+
+    /// The flows held at global output `out` of switch `s` whose gate is open again go
+    /// back to its arbitration; the port wakes if one of them is staged.
+    fn release_held_on(&mut self, s: u32, out: u32) {
+        let gate = channel_gate(self.channels.as_deref(), s);
         let p = &mut self.ports[out as usize];
         if self
             .arbitration
@@ -601,18 +607,7 @@ impl Simulation {
     /// outputs are looked at again.
     fn release_held_at(&mut self, s: u32) {
         for out in self.switches[s as usize].ports() {
-            let Some(fc) = self.channels.as_deref() else {
-                return;
-            };
-            let gate = channel_gate(Some(fc), s);
-            let p = &mut self.ports[out as usize];
-            if self
-                .arbitration
-                .release_held(&mut self.arena, (out, p), gate)
-            {
-                // Not `try_send`: this may run while `out` itself is handing a frame over.
-                self.schedule_wake(out, self.now);
-            }
+            self.release_held_on(s, out);
         }
     }
 
