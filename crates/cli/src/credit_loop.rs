@@ -383,6 +383,7 @@ pub fn run(a: CreditLoopArgs) -> Result<ExitCode> {
         x_desc: "VL buffer (KiB)".into(),
         y_desc: "throughput (Gb/s of payload)".into(),
         groups,
+        joined: false,
     };
     written.extend(
         crate::plots::write_line_chart(&a.out, "credit_loop", &lines)

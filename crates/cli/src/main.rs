@@ -6,7 +6,9 @@
 //! - `credit-loop`: one credit link's throughput against its VL buffer, measured and
 //!   modelled;
 //! - `bench`: the reference benchmark (320-host fat tree, web search, DCQCN);
-//! - `sonic`: SONiC's dynamic buffer calculation on files (plan, diff, show, config).
+//! - `sonic`: SONiC's dynamic buffer calculation on files (plan, diff, show, config);
+//! - `sweep`: a grid of scenario variants, run locally in parallel or as a Slurm job array,
+//!   gathered into one table and plots.
 //!
 //! Errors are rendered with miette (file, line, field and reason) and exit with code 2;
 //! a run that ends with lossless drops when told to fail on them exits with code 3.
@@ -25,6 +27,7 @@ mod plan_buffer;
 mod plots;
 mod run;
 mod sonic;
+mod sweep;
 mod workload_cmd;
 
 use clap::{Parser, Subcommand};
@@ -57,6 +60,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// SONiC dynamic buffer planner: plan, diff, show and config on config_db.json files.
     Sonic(sonic::SonicArgs),
+    /// Run a grid of scenario variants (locally in parallel, or as a Slurm job array) and
+    /// gather their results into one table and plots.
+    Sweep(sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +76,7 @@ fn main() -> ExitCode {
         Command::PlanBuffer(a) => plan_buffer::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Sonic(a) => sonic::run(a),
+        Command::Sweep(a) => sweep::run(a),
     };
     match result {
         Ok(code) => {

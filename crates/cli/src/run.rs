@@ -85,6 +85,30 @@ pub struct RunArgs {
     threads: Option<u16>,
 }
 
+impl RunArgs {
+    /// A sweep point's run: `scenario` into `out`, on one thread (a sweep runs its points
+    /// side by side), quietly, without plots.
+    pub(crate) fn sweep_point(scenario: PathBuf, out: PathBuf) -> Self {
+        RunArgs {
+            scenario: Some(scenario),
+            hpcc_config: None,
+            ns3_rdma_config: None,
+            out: Some(out),
+            seed: None,
+            stop_time: None,
+            sample_interval: None,
+            deadlock_detection: None,
+            compat: None,
+            fail_on_lossless_drop: false,
+            no_plots: true,
+            wall_time: false,
+            quiet: true,
+            force: false,
+            threads: Some(1),
+        }
+    }
+}
+
 /// Sampled output beyond which a run asks for `--force`.
 const SAMPLE_LIMIT: u64 = 1 << 30;
 

@@ -1,12 +1,17 @@
-//! An XY chart of measured points against a model's curve, one colour per group: the
-//! measured points as markers (not joined: what lies between them was not measured), the
-//! model as a thin dashed line of the same colour. Used by `headroom credit-loop` (throughput against VL buffer, one group per
-//! cable length).
+//! An XY chart of measured points, optionally against a model's curve, one colour per
+//! group: the measured points as markers (not joined, what lies between them was not
+//! measured, unless the chart says `joined`), the model as a thin dashed line of the same
+//! colour. Used by `headroom credit-loop` (throughput against VL buffer, one group per
+//! cable length, against the model) and `headroom sweep` (a metric against a swept
+//! parameter, one group per series, joined).
 //!
 //! Invariants: both axes start at zero and end 10 % above the largest value; a group
-//! without points draws nothing but its legend entry.
+//! without points draws nothing but its legend entry; a group without a model has no
+//! model legend entry.
 
-use super::{draw_legend, draw_marker, layout, linear_chart, trace, DrawResult, Mark, COLORS};
+use super::{
+    draw_legend, draw_marker, draw_trace, layout, linear_chart, trace, DrawResult, Mark, COLORS,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -20,6 +25,8 @@ pub struct LineData {
     pub y_desc: String,
     /// The groups, in legend order.
     pub groups: Vec<LineGroup>,
+    /// Join each group's measured points with its trace's line.
+    pub joined: bool,
 }
 
 /// One group: measured points and the model's points, both in x order.
@@ -39,6 +46,15 @@ pub(super) fn chart<DB: DrawingBackend>(
     let mut entries = Vec::new();
     for (i, g) in d.groups.iter().enumerate() {
         let t = trace(i);
+        if g.model.is_empty() {
+            let mark = if d.joined {
+                Mark::Trace(t)
+            } else {
+                Mark::Marker(t)
+            };
+            entries.push((g.label.clone(), mark));
+            continue;
+        }
         entries.push((format!("{}: measured", g.label), Mark::Marker(t)));
         entries.push((
             format!("{}: model", g.label),
@@ -63,6 +79,10 @@ pub(super) fn chart<DB: DrawingBackend>(
             color.stroke_width(1),
         ))?;
         let t = trace(i);
+        if d.joined {
+            let pixels = g.measured.iter().map(|p| chart.backend_coord(p)).collect();
+            draw_trace(root, pixels, t)?;
+        }
         for p in &g.measured {
             draw_marker(root, chart.backend_coord(p), t)?;
         }

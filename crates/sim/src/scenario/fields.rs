@@ -138,6 +138,16 @@ pub(super) struct Cx<'t> {
     /// When asked for (by `accepted_keys`): the keys each table accepted and was given, by
     /// [`schema_path`] and variant.
     pub(super) keys: Option<RefCell<BTreeMap<(String, String), TableKeys>>>,
+    /// When asked for (by [`Cx::recording_files`]): every file reference read, in order.
+    pub(super) files: Option<RefCell<Vec<FileReference>>>,
+}
+
+/// A field that names a file, as read.
+pub(super) struct FileReference {
+    /// The span of the field's value (the string literal, quotes included).
+    pub(super) span: Range<usize>,
+    /// The path it resolved to.
+    pub(super) resolved: PathBuf,
 }
 
 impl<'t> Cx<'t> {
@@ -154,6 +164,15 @@ impl<'t> Cx<'t> {
             dir,
             spans: RefCell::new(BTreeMap::new()),
             keys: record_keys.then(|| RefCell::new(BTreeMap::new())),
+            files: None,
+        }
+    }
+
+    /// This context, recording every file reference read into [`Cx::files`].
+    pub(super) fn recording_files(self) -> Self {
+        Cx {
+            files: Some(RefCell::new(Vec::new())),
+            ..self
         }
     }
 
@@ -584,6 +603,12 @@ pub(super) fn opt_time(cx: &Cx, t: &mut Tbl, key: &str, default: Time) -> Res<Ti
 /// messages, and its text; an unreadable file is an error at the field.
 pub(super) fn read_referenced(cx: &Cx, f: &Fld, limit: u64) -> Res<(PathBuf, String, String)> {
     let path = cx.resolve(f.str(cx)?);
+    if let (Some(files), Some(span)) = (&cx.files, f.span()) {
+        files.borrow_mut().push(FileReference {
+            span,
+            resolved: path.clone(),
+        });
+    }
     let shown = path.display().to_string();
     let text = crate::input::read_text(&path, limit).map_err(|e| {
         cx.file_err(

@@ -116,6 +116,7 @@ mod fabric;
 mod fields;
 mod host;
 mod output;
+mod overrides;
 mod switch;
 mod topology;
 mod workload;
@@ -138,6 +139,7 @@ use switch::parse_switch;
 use topology::parse_topology;
 use workload::{parse_workload, Flows};
 
+pub use overrides::{with_overrides, Override, OverrideError};
 pub(crate) use workload::flow_file_node_error;
 
 /// Largest number of flows a scenario may generate (all workloads together). Larger
