@@ -793,3 +793,82 @@ impl Sweep {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sweep/incast-fan-in.toml")
+    }
+
+    #[test]
+    fn the_example_expands_to_its_grid() {
+        let sweep = load(&example()).expect("the example parses");
+        assert_eq!(sweep.axis_columns(), ["scheme", "senders", "seed"]);
+        let points = sweep.expand().expect("expands");
+        assert_eq!(points.len(), 16);
+        assert_eq!(points[5].labels, ["sih", "8"]);
+        assert_eq!(points[5].seed, Some(2));
+        assert!(points[5].scenario.contains("sender_count = 8"));
+        assert!(points[5].scenario.contains("name = \"incast-fan-in-0005\""));
+    }
+
+    /// Every value of the example replaced by hostile ones: an error or a sweep, never a
+    /// panic, and what parses also expands or errs.
+    #[test]
+    fn hostile_values_are_errors_not_panics() {
+        let text = std::fs::read_to_string(example()).expect("example");
+        let hostile: Vec<Item> = vec![
+            toml_edit::value(0),
+            toml_edit::value(-1),
+            toml_edit::value(i64::MAX),
+            toml_edit::value(f64::NAN),
+            toml_edit::value(""),
+            toml_edit::value("../../.."),
+            toml_edit::value("a\nb"),
+            toml_edit::value("x[99999999999999999999]"),
+            toml_edit::value(true),
+            toml_edit::value(toml_edit::Array::new()),
+            toml_edit::value(toml_edit::InlineTable::new()),
+            Item::Table(toml_edit::Table::new()),
+        ];
+        let targets: [&[&str]; 15] = [
+            &["scenario"],
+            &["name"],
+            &["seeds"],
+            &["metrics"],
+            &["axis"],
+            &["axis", "0", "key"],
+            &["axis", "0", "values"],
+            &["axis", "1", "name"],
+            &["axis", "1", "key"],
+            &["baseline", "axis"],
+            &["baseline", "value"],
+            &["plot", "0", "x"],
+            &["plot", "1", "y"],
+            &["slurm", "cpus_per_task"],
+            &["slurm", "options"],
+        ];
+        let mut parsed = 0;
+        for target in targets {
+            for value in &hostile {
+                let mut doc: toml_edit::DocumentMut = text.parse().expect("TOML");
+                let mut item = doc.as_item_mut();
+                for step in &target[..target.len() - 1] {
+                    item = match step.parse::<usize>() {
+                        Ok(i) => &mut item[i],
+                        Err(_) => &mut item[*step],
+                    };
+                }
+                item[target[target.len() - 1]] = value.clone();
+                if let Ok(sweep) = parse(&doc.to_string(), &example()) {
+                    parsed += 1;
+                    let _ = sweep.expand();
+                }
+            }
+        }
+        // Some replacements are valid (a name of "a\nb" is refused; `0` seeds ...).
+        assert!(parsed < targets.len() * hostile.len());
+    }
+}
