@@ -1,23 +1,23 @@
 #!/usr/bin/env python3
-"""Helpers of scripts/dsh-paper-sweep.sh (standard library only).
+"""The DSH paper's Fig. 14 sweep, read (standard library only). Run the sweep first:
+`headroom sweep examples/dsh/paper-fig14-sweep.toml` (or with --slurm, then
+`headroom sweep collect OUT`); OUT is its output directory (default out/dsh-paper-fig14).
 
-  dsh_sweep.py scenario BASE.toml CC LOAD DURATION   prints BASE with background load LOAD,
-                                                     fan-ins at 0.9 - LOAD, arrivals for
-                                                     DURATION and congestion control CC
-  dsh_sweep.py summary DIR CC...                     writes DIR/sweep.csv, sweep.md, sweep.svg
-  dsh_sweep.py by-start POINT [BIN_MS]               mean FCT of background and fan-in flows
-                                                     by start time (bins of BIN_MS, default
-                                                     5), per scheme, with DSH / SIH: whether
-                                                     the fabric was in a steady state
-  dsh_sweep.py queues POINT                          mean bytes queued per egress port by
-                                                     tier (leaf to host, leaf to spine,
-                                                     spine to leaf), per scheme; needs a run
-                                                     with [output] sample_interval
+  dsh_sweep.py summary OUT                    writes OUT/sweep.csv, sweep.md, sweep.svg: mean
+                                              FCT of background and fan-in flows per cc, load
+                                              and scheme, normalised to SIH's, against the
+                                              paper's averages
+  dsh_sweep.py by-start OUT CC LOAD [BIN_MS]  mean FCT of background and fan-in flows by
+                                              start time (bins of BIN_MS, default 5), per
+                                              scheme, with DSH / SIH: whether the fabric was
+                                              in a steady state
+  dsh_sweep.py queues OUT CC LOAD             mean bytes queued per egress port by tier (leaf
+                                              to host, leaf to spine, spine to leaf), per
+                                              scheme; needs runs with [output] sample_interval
 """
 import csv
 import json
 import os
-import re
 import sys
 
 TOTAL_LOAD = 0.9
@@ -27,64 +27,42 @@ PAPER = {"dcqcn": {"background": -10.1, "fan-in": -43.3},
          "powertcp": {"background": -31.1, "fan-in": -57.7}}
 
 
-def scenario(base, cc, load, duration):
-    text = open(base).read()
-    load = float(load)
-    if not 0.0 < load < TOTAL_LOAD:
-        sys.exit(f"load {load} must be in (0, {TOTAL_LOAD})")
-    # workload[0] is the background, workload[1] the fan-ins (see the example's comments).
-    blocks = text.split("[[workload]]")
-    if len(blocks) != 3:
-        sys.exit(f"{base}: expected two [[workload]] entries")
-    bg, fan = blocks[1], blocks[2]
-    bg = re.sub(r"(?m)^load = .*$", f"load = {load:g}", bg)
-    fan = re.sub(r"(?m)^load = .*$", f"load = {TOTAL_LOAD - load:.10g}", fan)
-    bg, fan = (re.sub(r'(?m)^duration = .*$', f'duration = "{duration}"', b) for b in (bg, fan))
-    head = blocks[0]
-    if cc == "powertcp":
-        head = re.sub(r'(?m)^algorithm = "dcqcn"\n(preset = .*\n)?', 'algorithm = "powertcp"\n', head)
-        # PowerTCP's INT adds 42 B to every data frame; keep frames at the 1500 B the
-        # headroom formula assumes (with 1542 B frames SIH drops lossless packets).
-        head, n = re.subn(r'(?m)^mtu = "1452B".*$', 'mtu = "1410B"                 # + 48 B of headers + 42 B of INT = 1500 B frames', head)
-        if n != 1:
-            sys.exit(f"{base}: expected one host mtu = \"1452B\" line")
-    elif cc != "dcqcn":
-        sys.exit(f"unknown cc {cc} (dcqcn or powertcp)")
-    head = re.sub(r'(?m)^name = .*$', f'name = "dsh-paper-fig14-{cc}-l{load:g}"', head)
-    sys.stdout.write("[[workload]]".join([head, bg, fan]))
+BG = "fct.by_workload[0].stats.mean_fct_ns"
+FAN = "fct.by_workload[1].stats.mean_fct_ns"
 
 
-def group(run, name):
-    for g in run["by_workload"]:
-        if g["workload"] == name:
-            return g
-    return {}
+def results(out):
+    path = os.path.join(out, "results.json")
+    if not os.path.exists(path):
+        sys.exit(f"{path}: missing; run `headroom sweep examples/dsh/paper-fig14-sweep.toml` "
+                 "(or `headroom sweep collect OUT`) first")
+    return json.load(open(path))
 
 
-def points(out, ccs):
+def points(out):
     rows = []
-    for cc in ccs:
-        for entry in sorted(os.listdir(out)):
-            m = re.fullmatch(rf"{cc}-l([0-9.]+)", entry)
-            path = os.path.join(out, entry, "compare.json")
-            if not m or not os.path.exists(path):
-                continue
-            doc = json.load(open(path))
-            for run in doc["runs"]:
-                bg, fan = group(run, "workload[0]"), group(run, "workload[1]")
-                rows.append({
-                    "cc": cc, "load": float(m.group(1)), "scheme": run["scheme"],
-                    "background_mean_fct_us": (bg.get("mean_fct_ns") or 0) / 1e3,
-                    "background_norm": bg.get("mean_fct_norm"),
-                    "fanin_mean_fct_us": (fan.get("mean_fct_ns") or 0) / 1e3,
-                    "fanin_norm": fan.get("mean_fct_norm"),
-                    "flows_finished": run["flows_finished"], "flows": run["flows"],
-                    "queue_pauses": run["queue_pauses"], "port_pauses": run["port_pauses"],
-                    "lossless_drops": run["lossless_drops"],
-                    "drops": sum(run["drops"].values()) if isinstance(run["drops"], dict) else run["drops"],
-                })
+    for r in results(out):
+        rows.append({
+            "cc": r["cc"], "load": float(r["load"]), "scheme": r["scheme"],
+            "background_mean_fct_us": (r.get(BG) or 0) / 1e3,
+            "background_norm": r.get(BG + "/sih"),
+            "fanin_mean_fct_us": (r.get(FAN) or 0) / 1e3,
+            "fanin_norm": r.get(FAN + "/sih"),
+            "flows_finished": r["flows.finished"], "flows": r["flows.total"],
+            "queue_pauses": r["pfc.pause_frames"], "port_pauses": r["pfc.port_level_pause_frames"],
+            "lossless_drops": r["drops.lossless"], "drops": r["drops.total"],
+        })
     rows.sort(key=lambda r: (r["cc"], r["load"], SCHEMES.index(r["scheme"])))
     return rows
+
+
+def runs(out, cc, load):
+    """The run directory of each scheme at one cc and load."""
+    found = {r["scheme"]: os.path.join(out, "runs", r["point"])
+             for r in results(out) if r["cc"] == cc and float(r["load"]) == float(load)}
+    if not found:
+        sys.exit(f"{out}: no finished point with cc = {cc}, load = {load}")
+    return {s: found[s] for s in SCHEMES if s in found}
 
 
 def fmt(v, spec=".3f"):
@@ -139,8 +117,9 @@ def svg(rows, ccs, path):
     open(path, "w").write("\n".join(parts) + "\n")
 
 
-def summary(out, ccs):
-    rows = points(out, ccs)
+def summary(out):
+    rows = points(out)
+    ccs = [cc for cc in ("dcqcn", "powertcp") if any(r["cc"] == cc for r in rows)]
     if not rows:
         sys.exit(f"no finished points under {out}")
     keys = list(rows[0].keys())
@@ -178,10 +157,11 @@ def summary(out, ccs):
 FANIN_SIZE = 64000
 
 
-def by_start(point, bin_ms=5.0):
+def by_start(out, cc, load, bin_ms=5.0):
+    point = f"{out} ({cc}, l = {load})"
     table = {}
-    for scheme in SCHEMES:
-        path = os.path.join(point, scheme, "flows.csv")
+    for scheme, run in runs(out, cc, load).items():
+        path = os.path.join(run, "flows.csv")
         if not os.path.exists(path):
             continue
         bins = {}
@@ -195,7 +175,7 @@ def by_start(point, bin_ms=5.0):
             sys.exit(f"{path}: no flow of {FANIN_SIZE} B, the fan-in size this assumes")
         table[scheme] = {k: v[1] / v[0] for k, v in bins.items()}
     if "sih" not in table:
-        sys.exit(f"{point}: no sih/flows.csv")
+        sys.exit(f"{point}: no SIH run")
     print(f"{point}: mean FCT in us by start time (/ SIH)")
     print("| start, ms | kind | " + " | ".join(s.upper() for s in table) + " |")
     print("|---|---|" + "---|" * len(table))
@@ -206,16 +186,15 @@ def by_start(point, bin_ms=5.0):
         print(f"| {b * bin_ms:g}-{(b + 1) * bin_ms:g} | {kind} | " + " | ".join(cells) + " |")
 
 
-def queues(point):
+def queues(out, cc, load):
     """Mean bytes in each egress port's queues over the samples, by tier of the port.
 
     A port's tier comes from the node at its other end (marks.csv names it): a switch with a
     host behind a port is a leaf."""
-    print(f"{point}: mean bytes queued per egress port, KB (samples of queues.csv)")
+    print(f"{out} ({cc}, l = {load}): mean bytes queued per egress port, KB (samples of queues.csv)")
     print("| scheme | leaf to spine | spine to leaf | leaf to host | samples |")
     print("|---|---|---|---|---|")
-    for scheme in SCHEMES:
-        run = os.path.join(point, scheme)
+    for scheme, run in runs(out, cc, load).items():
         if not os.path.exists(os.path.join(run, "queues.csv")):
             continue
         hosts = json.load(open(os.path.join(run, "summary.json")))["config"]["hosts"]
@@ -246,13 +225,11 @@ def queues(point):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 6 and sys.argv[1] == "scenario":
-        scenario(*sys.argv[2:6])
-    elif len(sys.argv) >= 4 and sys.argv[1] == "summary":
-        summary(sys.argv[2], sys.argv[3:])
-    elif len(sys.argv) in (3, 4) and sys.argv[1] == "by-start":
-        by_start(sys.argv[2], *(float(a) for a in sys.argv[3:]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "queues":
-        queues(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "summary":
+        summary(sys.argv[2])
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "by-start":
+        by_start(*sys.argv[2:5], *(float(a) for a in sys.argv[5:]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "queues":
+        queues(*sys.argv[2:5])
     else:
         sys.exit(__doc__)

@@ -9,7 +9,7 @@
 # and the HPCC config, with --threads 1 and 2, without plots (their encoders are not under
 # test here). Prints one "sha256  example/threads/file" line per output file. The DSH
 # paper's Fig. 14 scenario is left out: 20 ms of arrivals on 256 hosts take minutes per run
-# (scripts/dsh-paper-sweep.sh runs it).
+# (its sweep, examples/dsh/paper-fig14-sweep.toml, runs it). Sweep files are not scenarios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q -p headroom
@@ -26,7 +26,8 @@ run() { # name threads args...
 }
 
 for threads in 1 2; do
-  for f in $(find examples -name '*.toml' -not -path '*/sonic/*' -not -name 'paper-fig14.toml' | sort); do
+  for f in $(find examples -name '*.toml' -not -path '*/sonic/*' -not -path '*/sweep/*' \
+      -not -name 'paper-fig14.toml' -not -name '*-sweep.toml' | sort); do
     run "${f%.toml}" "$threads" "$f"
   done
   run hpcc "$threads" --hpcc-config examples/hpcc/config.txt

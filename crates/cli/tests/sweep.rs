@@ -218,7 +218,7 @@ values = [["10us", "1ms"], ["1ps", "1ms"]]
 
 #[test]
 fn bad_sweep_files_are_refused_before_anything_is_written() {
-    let cases: [(&str, &str); 10] = [
+    let cases: [(&str, &str); 12] = [
         ("scenario = \"base.toml\"\ncolour = 1\n[[axis]]\nkey = \"seed\"\nvalues = [1]", "unknown key `colour`"),
         ("[[axis]]\nkey = \"seed\"\nvalues = [1]", "`scenario` (the base scenario file) is required"),
         ("scenario = \"nope.toml\"\n[[axis]]\nkey = \"seed\"\nvalues = [1]", "is not a readable file"),
@@ -238,11 +238,19 @@ fn bad_sweep_files_are_refused_before_anything_is_written() {
         ),
         (
             "scenario = \"base.toml\"\n[[axis]]\nkey = \"switch.scheme\"\nvalues = [\"sih\"]\n[[plot]]\nx = \"switch.scheme\"\ny = \"pfc.pause_frames\"",
-            "one key and numeric",
+            "must have numeric values",
         ),
         (
             "scenario = \"base.toml\"\n[[axis]]\nkeys = [\"seed\", \"stop_time\"]\nvalues = [[1]]",
             "with 2 keys, each value is a list of 2",
+        ),
+        (
+            "scenario = \"base.toml\"\n[[axis]]\nsteps = [{ set = { seed = 1 } }]",
+            "an axis of `steps` needs a `name`",
+        ),
+        (
+            "scenario = \"base.toml\"\n[[axis]]\nname = \"s\"\nsteps = [{ label = \"a\", set = { seed = 1 } }, { label = \"a\", set = { seed = 2 } }]",
+            "the label `a` appears twice",
         ),
     ];
     for (text, reason) in cases {

@@ -9,7 +9,7 @@
 //! Invariants: rows are in point order; a metric a summary does not have is empty, never
 //! 0; plots average over seeds and over the axes that are neither x nor a series.
 
-use super::spec::{self, Sweep};
+use super::spec::Sweep;
 use super::{write_atomic, Layout, Manifest};
 use crate::plots::{LineData, LineGroup};
 use miette::{miette, Result};
@@ -80,11 +80,7 @@ pub fn plot_specs(sweep: &Sweep) -> Vec<(String, String, Vec<String>)> {
             .map(|p| (p.x.clone(), p.y.clone(), p.series.clone()))
             .collect();
     }
-    let Some(x) = sweep
-        .axes
-        .iter()
-        .find(|a| a.keys.len() == 1 && a.values.iter().all(|r| spec::numeric(&r[0]).is_some()))
-    else {
+    let Some(x) = sweep.axes.iter().find(|a| a.is_numeric()) else {
         return Vec::new();
     };
     let series: Vec<String> = sweep

@@ -12,6 +12,7 @@
 use crate::run::scenario_report;
 use headroom_sim::scenario::{self, Override, OverrideError};
 use miette::{miette, LabeledSpan, NamedSource, Report, Result};
+use rayon::prelude::*;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{ImDocument, Item, Value};
@@ -60,17 +61,41 @@ pub struct Sweep {
     pub slurm: SlurmSpec,
 }
 
-/// One axis: the keys it sets and the values they take together.
+/// One axis: its steps, each setting some scenario keys.
 #[derive(Debug, Clone)]
 pub struct Axis {
     /// Column name (`name`, or the first key).
     pub name: String,
-    /// Scenario keys set by this axis.
-    pub keys: Vec<String>,
-    /// One row per step of the axis: a value per key.
-    pub values: Vec<Vec<Value>>,
+    /// The steps, in order.
+    pub steps: Vec<AxisStep>,
     /// Where the axis is in the sweep file (for errors).
     span: Option<Range<usize>>,
+}
+
+/// One step of an axis.
+#[derive(Debug, Clone)]
+pub struct AxisStep {
+    /// How the step is shown in tables and plots (`labels`/`label`, or its values joined
+    /// by `/`).
+    pub label: String,
+    /// The scenario keys it sets, with their values.
+    pub sets: Vec<(String, Value)>,
+}
+
+impl Axis {
+    /// Whether some step of the axis sets `key`.
+    fn sets_key(&self, key: &str) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.sets.iter().any(|(k, _)| k == key))
+    }
+
+    /// Whether every step's label is a number (such an axis can be a plot's x).
+    pub fn is_numeric(&self) -> bool {
+        self.steps
+            .iter()
+            .all(|s| s.label.parse::<f64>().is_ok_and(f64::is_finite))
+    }
 }
 
 /// Normalisation of the results against one value of an axis.
@@ -350,7 +375,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Sweep> {
                     ),
                 )
             })?;
-            if !found.values.iter().any(|row| step_label(row) == value) {
+            if !found.steps.iter().any(|s| s.label == value) {
                 return Err(src.err(
                     item_span(item),
                     "baseline",
@@ -366,7 +391,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Sweep> {
 
     let plots = parse_plots(&src, top, &axes, &metrics, baseline.as_ref())?;
     let slurm = parse_slurm(&src, top, &dir)?;
-    let points: usize = axes.iter().map(|a| a.values.len()).product::<usize>() * seeds.len().max(1);
+    let points: usize = axes.iter().map(|a| a.steps.len()).product::<usize>() * seeds.len().max(1);
     if points > MAX_POINTS {
         return Err(src.err(
             item_span(top.get("axis").unwrap_or(&Item::None)),
@@ -388,11 +413,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Sweep> {
     })
 }
 
-/// The label of one step of an axis: its value, or its values joined by `/`.
-fn step_label(row: &[Value]) -> String {
-    row.iter().map(label).collect::<Vec<_>>().join("/")
-}
-
 fn parse_axes(src: &Source, top: &toml_edit::Table) -> Result<Vec<Axis>> {
     let Some(item) = top.get("axis") else {
         return Err(src.err(None, "", "at least one [[axis]] is required"));
@@ -406,64 +426,39 @@ fn parse_axes(src: &Source, top: &toml_edit::Table) -> Result<Vec<Axis>> {
         let field = format!("axis[{i}]");
         let err = |reason: String| src.err(span.clone(), &field, format!("{field}: {reason}"));
         for (k, _) in t.iter() {
-            if !["key", "keys", "name", "values"].contains(&k) {
+            if !["key", "keys", "name", "values", "labels", "steps"].contains(&k) {
                 return Err(err(format!(
-                    "unknown key `{k}` (key or keys, name, values)"
+                    "unknown key `{k}` (key or keys with values and labels, or steps; name)"
                 )));
             }
         }
-        let keys: Vec<String> = match (t.get("key"), t.get("keys")) {
-            (Some(k), None) => vec![k
-                .as_str()
-                .ok_or_else(|| err("key must be a string".into()))?
-                .to_string()],
-            (None, Some(ks)) => {
-                let list = ks
-                    .as_array()
-                    .filter(|a| !a.is_empty())
-                    .ok_or_else(|| err("keys must be a non-empty list of strings".into()))?;
-                list.iter()
-                    .map(|k| k.as_str().map(str::to_string))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| err("keys must be a non-empty list of strings".into()))?
+        let steps = match (t.get("key"), t.get("keys"), t.get("steps")) {
+            (Some(_), None, None) | (None, Some(_), None) => key_steps(t, &err)?,
+            (None, None, Some(list)) => {
+                if t.contains_key("values") || t.contains_key("labels") {
+                    return Err(err(
+                        "with `steps`, each step has its own `set` and `label`".into()
+                    ));
+                }
+                table_steps(list, &err)?
             }
             _ => {
                 return Err(err(
-                    "give `key` (one scenario key) or `keys` (several set together)".into(),
+                    "give `key` (one scenario key), `keys` (several set together) or `steps` \
+                     (a table of keys per step)"
+                        .into(),
                 ))
             }
         };
-        for k in &keys {
-            if k == "name" {
-                return Err(err("`name` is set per point by the sweep".into()));
+        for step in &steps {
+            for (k, _) in &step.sets {
+                if k == "name" {
+                    return Err(err("`name` is set per point by the sweep".into()));
+                }
+                if axes.iter().any(|a| a.sets_key(k)) {
+                    return Err(err(format!("key `{k}` is set by another axis already")));
+                }
             }
-            if axes.iter().any(|a| a.keys.contains(k)) {
-                return Err(err(format!("key `{k}` is set by another axis already")));
-            }
-        }
-        let values = t
-            .get("values")
-            .and_then(Item::as_array)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| err("values must be a non-empty list".into()))?;
-        let mut rows = Vec::new();
-        for v in values.iter() {
-            let row = if keys.len() == 1 {
-                vec![v.clone()]
-            } else {
-                let inner = v
-                    .as_array()
-                    .filter(|a| a.len() == keys.len())
-                    .ok_or_else(|| {
-                        err(format!(
-                            "with {} keys, each value is a list of {} (one per key)",
-                            keys.len(),
-                            keys.len()
-                        ))
-                    })?;
-                inner.iter().cloned().collect()
-            };
-            rows.push(row);
         }
         let name = match t.get("name") {
             Some(n) => n
@@ -471,29 +466,135 @@ fn parse_axes(src: &Source, top: &toml_edit::Table) -> Result<Vec<Axis>> {
                 .filter(|s| !s.is_empty())
                 .ok_or_else(|| err("name must be a non-empty string".into()))?
                 .to_string(),
-            None => keys[0].clone(),
+            None => match (t.get("key"), t.get("keys")) {
+                (Some(k), _) => k.as_str().unwrap_or_default().to_string(),
+                (_, Some(ks)) => ks
+                    .as_array()
+                    .and_then(|a| a.get(0))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                _ => return Err(err("an axis of `steps` needs a `name`".into())),
+            },
         };
         if axes.iter().any(|a| a.name == name)
-            || ["point", "status", "wall_s"].contains(&name.as_str())
+            || ["point", "status", "wall_s", "seed"].contains(&name.as_str())
         {
             return Err(err(format!(
-                "the name `{name}` is taken; give the axis a `name`"
+                "the name `{name}` is taken; give the axis another `name`"
             )));
         }
-        let labels: Vec<String> = rows.iter().map(|r| step_label(r)).collect();
-        for (j, l) in labels.iter().enumerate() {
-            if labels[..j].contains(l) {
-                return Err(err(format!("the value `{l}` appears twice")));
+        for (j, s) in steps.iter().enumerate() {
+            if steps[..j].iter().any(|o| o.label == s.label) {
+                return Err(err(format!("the label `{}` appears twice", s.label)));
             }
         }
-        axes.push(Axis {
-            name,
-            keys,
-            values: rows,
-            span,
-        });
+        axes.push(Axis { name, steps, span });
     }
     Ok(axes)
+}
+
+/// The steps of an axis written as `key` or `keys` with `values` (and `labels`).
+fn key_steps(t: &toml_edit::Table, err: &dyn Fn(String) -> Report) -> Result<Vec<AxisStep>> {
+    let keys: Vec<String> = match (t.get("key"), t.get("keys")) {
+        (Some(k), _) => vec![k
+            .as_str()
+            .ok_or_else(|| err("key must be a string".into()))?
+            .to_string()],
+        (_, Some(ks)) => ks
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .and_then(|list| {
+                list.iter()
+                    .map(|k| k.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| err("keys must be a non-empty list of strings".into()))?,
+        _ => unreachable!("the caller matched key or keys"),
+    };
+    let values = t
+        .get("values")
+        .and_then(Item::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| err("values must be a non-empty list".into()))?;
+    let labels: Option<Vec<String>> = match t.get("labels") {
+        None => None,
+        Some(l) => Some(
+            l.as_array()
+                .filter(|a| a.len() == values.len())
+                .map(|a| a.iter().map(label).collect())
+                .ok_or_else(|| {
+                    err(format!(
+                        "labels must be a list of {} (one per value)",
+                        values.len()
+                    ))
+                })?,
+        ),
+    };
+    let mut steps = Vec::new();
+    for (j, v) in values.iter().enumerate() {
+        let row: Vec<Value> = if keys.len() == 1 {
+            vec![v.clone()]
+        } else {
+            v.as_array()
+                .filter(|a| a.len() == keys.len())
+                .ok_or_else(|| {
+                    err(format!(
+                        "with {} keys, each value is a list of {} (one per key)",
+                        keys.len(),
+                        keys.len()
+                    ))
+                })?
+                .iter()
+                .cloned()
+                .collect()
+        };
+        let label = match &labels {
+            Some(l) => l[j].clone(),
+            None => row.iter().map(label).collect::<Vec<_>>().join("/"),
+        };
+        steps.push(AxisStep {
+            label,
+            sets: keys.iter().cloned().zip(row).collect(),
+        });
+    }
+    Ok(steps)
+}
+
+/// The steps of an axis written as `steps = [{ label = ..., set = { "key" = value, ... } }]`.
+fn table_steps(list: &Item, err: &dyn Fn(String) -> Report) -> Result<Vec<AxisStep>> {
+    let bad = || {
+        err(
+            "steps must be a non-empty list of { label = \"...\", set = { \"key\" = value, ... } }"
+                .into(),
+        )
+    };
+    let arr = list.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+    let mut steps = Vec::new();
+    for v in arr.iter() {
+        let step = v.as_inline_table().ok_or_else(bad)?;
+        if step.iter().any(|(k, _)| k != "label" && k != "set") {
+            return Err(bad());
+        }
+        let sets: Vec<(String, Value)> = step
+            .get("set")
+            .and_then(Value::as_inline_table)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(bad)?
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let label = match step.get("label") {
+            Some(l) => label(l),
+            None => sets
+                .iter()
+                .map(|(_, v)| label(v))
+                .collect::<Vec<_>>()
+                .join("/"),
+        };
+        steps.push(AxisStep { label, sets });
+    }
+    Ok(steps)
 }
 
 fn parse_plots(
@@ -529,9 +630,9 @@ fn parse_plots(
                 names.join(", ")
             ))
         })?;
-        if axis.keys.len() != 1 || !axis.values.iter().all(|r| numeric(&r[0]).is_some()) {
+        if !axis.is_numeric() {
             return Err(err(format!(
-                "x: axis `{x}` must have one key and numeric values"
+                "x: axis `{x}` must have numeric values (or labels)"
             )));
         }
         let y = t
@@ -585,15 +686,6 @@ fn parse_plots(
         });
     }
     Ok(plots)
-}
-
-/// The value of `v` as a number, if it is one.
-pub fn numeric(v: &Value) -> Option<f64> {
-    match v {
-        Value::Integer(i) => Some(*i.value() as f64),
-        Value::Float(f) => Some(*f.value()),
-        _ => None,
-    }
 }
 
 fn parse_slurm(src: &Source, top: &toml_edit::Table, dir: &Path) -> Result<SlurmSpec> {
@@ -691,7 +783,7 @@ impl Sweep {
 
     /// Points in the grid.
     pub fn point_count(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product::<usize>() * self.seeds.len().max(1)
+        self.axes.iter().map(|a| a.steps.len()).product::<usize>() * self.seeds.len().max(1)
     }
 
     /// Column names of the axes (and `seed` when the sweep sets seeds).
@@ -709,87 +801,115 @@ impl Sweep {
         let base =
             headroom_sim::input::read_text(&self.scenario, headroom_sim::input::MAX_TEXT_BYTES)
                 .map_err(|e| miette!("{}: cannot read: {e}", self.scenario.display()))?;
-        let src = Source {
-            path: &self.file,
-            text: &self.text,
-        };
         let width = self.id_width();
-        let seeds: Vec<Option<u64>> = if self.seeds.is_empty() {
-            vec![None]
-        } else {
-            self.seeds.iter().copied().map(Some).collect()
-        };
-        let mut points = Vec::with_capacity(self.point_count());
-        let mut steps = vec![0usize; self.axes.len()];
-        loop {
-            for seed in &seeds {
-                let index = points.len();
+        // Checking a point parses its scenario (and generates its flows): the points are
+        // checked in parallel, and the first error in point order is reported.
+        let checked: Vec<Result<Point>> = self
+            .grid()
+            .into_par_iter()
+            .map(|(index, labels, seed)| {
                 let mut overrides = Vec::new();
-                let mut labels = Vec::new();
-                for (axis, &step) in self.axes.iter().zip(&steps) {
-                    let row = &axis.values[step];
-                    for (key, value) in axis.keys.iter().zip(row) {
+                for (axis, label) in self.axes.iter().zip(&labels) {
+                    let step = axis.steps.iter().find(|s| &s.label == label);
+                    for (key, value) in step.map(|s| s.sets.as_slice()).unwrap_or_default() {
                         overrides.push(Override {
                             key: key.clone(),
                             value: value.clone(),
                         });
                     }
-                    labels.push(step_label(row));
                 }
                 if let Some(s) = seed {
                     overrides.push(Override {
                         key: "seed".into(),
-                        value: Value::from(i64::try_from(*s).unwrap_or(i64::MAX)),
+                        value: Value::from(i64::try_from(s).unwrap_or(i64::MAX)),
                     });
                 }
                 overrides.push(Override {
                     key: "name".into(),
                     value: Value::from(format!("{}-{index:0width$}", self.name)),
                 });
-                let what = || {
-                    let mut parts: Vec<String> = self
-                        .axes
-                        .iter()
-                        .zip(&labels)
-                        .map(|(a, l)| format!("{} = {l}", a.name))
-                        .collect();
-                    if let Some(s) = seed {
-                        parts.push(format!("seed = {s}"));
-                    }
-                    format!("sweep point {index:0width$} ({})", parts.join(", "))
-                };
                 let scenario = scenario::with_overrides(&base, &self.scenario, &overrides)
-                    .map_err(|e| match e {
-                        OverrideError::Path { key, reason } => {
-                            let span = self
-                                .axes
-                                .iter()
-                                .find(|a| a.keys.contains(&key))
-                                .and_then(|a| a.span.clone());
-                            src.err(span, &key, format!("{}: key {key}: {reason}", what()))
-                        }
-                        OverrideError::Scenario(e) => scenario_report(*e).wrap_err(what()),
-                    })?;
-                points.push(Point {
+                    .map_err(|e| self.point_error(e, index, &labels, seed))?;
+                Ok(Point {
                     index,
-                    labels: labels.clone(),
-                    seed: *seed,
+                    labels,
+                    seed,
                     scenario,
-                });
+                })
+            })
+            .collect();
+        checked.into_iter().collect()
+    }
+
+    /// Every point's index, axis labels and seed, in grid order (the last axis and the seed
+    /// move fastest).
+    fn grid(&self) -> Vec<(usize, Vec<String>, Option<u64>)> {
+        let seeds: Vec<Option<u64>> = if self.seeds.is_empty() {
+            vec![None]
+        } else {
+            self.seeds.iter().copied().map(Some).collect()
+        };
+        let mut grid = Vec::with_capacity(self.point_count());
+        let mut steps = vec![0usize; self.axes.len()];
+        loop {
+            let labels: Vec<String> = self
+                .axes
+                .iter()
+                .zip(&steps)
+                .map(|(axis, &step)| axis.steps[step].label.clone())
+                .collect();
+            for seed in &seeds {
+                grid.push((grid.len(), labels.clone(), *seed));
             }
-            // The next step of the grid: the last axis moves fastest.
             let mut a = self.axes.len();
             loop {
                 if a == 0 {
-                    return Ok(points);
+                    return grid;
                 }
                 a -= 1;
                 steps[a] += 1;
-                if steps[a] < self.axes[a].values.len() {
+                if steps[a] < self.axes[a].steps.len() {
                     break;
                 }
                 steps[a] = 0;
             }
+        }
+    }
+
+    /// The error of point `index`: at the axis in the sweep file for a bad key, the
+    /// scenario's own error (with the point named) for a bad value.
+    fn point_error(
+        &self,
+        e: OverrideError,
+        index: usize,
+        labels: &[String],
+        seed: Option<u64>,
+    ) -> Report {
+        let width = self.id_width();
+        let mut parts: Vec<String> = self
+            .axes
+            .iter()
+            .zip(labels)
+            .map(|(a, l)| format!("{} = {l}", a.name))
+            .collect();
+        if let Some(s) = seed {
+            parts.push(format!("seed = {s}"));
+        }
+        let what = format!("sweep point {index:0width$} ({})", parts.join(", "));
+        match e {
+            OverrideError::Path { key, reason } => {
+                let src = Source {
+                    path: &self.file,
+                    text: &self.text,
+                };
+                let span = self
+                    .axes
+                    .iter()
+                    .find(|a| a.sets_key(&key))
+                    .and_then(|a| a.span.clone());
+                src.err(span, &key, format!("{what}: key {key}: {reason}"))
+            }
+            OverrideError::Scenario(e) => scenario_report(*e).wrap_err(what),
         }
     }
 }
@@ -812,6 +932,20 @@ mod tests {
         assert_eq!(points[5].seed, Some(2));
         assert!(points[5].scenario.contains("sender_count = 8"));
         assert!(points[5].scenario.contains("name = \"incast-fan-in-0005\""));
+    }
+
+    #[test]
+    fn the_dsh_paper_sweep_has_its_grid() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/dsh/paper-fig14-sweep.toml");
+        let sweep = load(&path).expect("parses");
+        assert_eq!(sweep.point_count(), 48);
+        assert_eq!(sweep.axis_columns(), ["cc", "load", "scheme"]);
+        let grid = sweep.grid();
+        assert_eq!(grid[30].1, ["powertcp", "0.3", "sih"]);
+        assert!(sweep.axes[1].is_numeric() && !sweep.axes[2].is_numeric());
+        let shp = &sweep.axes[2].steps[1].sets;
+        assert_eq!(shp[1].0, "switch.shp.over_subscribe_ratio");
     }
 
     /// Every value of the example replaced by hostile ones: an error or a sweep, never a

@@ -4,7 +4,9 @@
 //! A key is named by its dotted path, with the index of an entry of an array of tables in
 //! brackets: `switch.scheme`, `host.cc.algorithm`, `workload[1].load`, `topology.link[0].rate`.
 //! Tables on the way that the scenario does not have are created (`switch.pfc.mode` in a
-//! scenario without `[switch.pfc]`); an entry of an array of tables must exist.
+//! scenario without `[switch.pfc]`); an entry of an array of tables must exist. A table
+//! set to an inline table is replaced as a whole (`host.cc = { algorithm = "powertcp" }`
+//! drops the keys of the algorithm it replaces).
 //!
 //! Invariants: [`with_overrides`] returns a text that [`super::parse`] accepts wherever it
 //! is written (every relative file reference is made absolute against the base scenario's
@@ -105,12 +107,34 @@ fn set(table: &mut Table, path: &[Step<'_>], value: Value) -> Result<(), String>
                 "`{step}`: set a whole entry's keys one by one (`{step}.key`)"
             ));
         }
-        match table.get(step.key) {
-            Some(Item::Table(_) | Item::ArrayOfTables(_)) => Err(format!(
-                "`{}` is a table: set one of its keys (`{}.key`)",
+        match (table.get_mut(step.key), value) {
+            // A table replaced as a whole (its keys not given are gone), in its place.
+            (Some(item @ Item::Table(_)), Value::InlineTable(new)) => {
+                let position = item.as_table().and_then(Table::position);
+                let mut new = new.into_table();
+                if let Some(p) = position {
+                    new.set_position(p);
+                }
+                *item = Item::Table(new);
+                Ok(())
+            }
+            (Some(Item::Table(_) | Item::ArrayOfTables(_)), _) => Err(format!(
+                "`{}` is a table: set one of its keys (`{}.key`), or the whole table to an \
+                 inline table (`{{ key = value, ... }}`)",
                 step.key, step.key
             )),
-            _ => {
+            // A value replaced in place: the key keeps its comments, the value its
+            // leading space; a comment after the old value described that value.
+            (Some(Item::Value(old)), mut value) => {
+                let prefix = old.decor().prefix().cloned();
+                value.decor_mut().clear();
+                if let Some(p) = prefix {
+                    value.decor_mut().set_prefix(p);
+                }
+                *old = value;
+                Ok(())
+            }
+            (_, value) => {
                 table.insert(step.key, Item::Value(value));
                 Ok(())
             }
@@ -265,6 +289,8 @@ size = "10KB"
                 o("workload[1].size", "20KB"),
                 o("switch.pfc.mode", "refresh"),
                 o("host.nic_buffer.xon", "128KiB"),
+                o("host.cc.algorithm", "dcqcn"),
+                o("host.cc.preset", "hpcc"),
             ],
         )
         .expect("overrides apply");
@@ -275,6 +301,16 @@ size = "10KB"
         assert_eq!(sizes, [100_000, 100_000, 20_000]);
         assert!(text.contains("mode = \"refresh\""), "{text}");
         assert!(text.contains("xon = \"128KiB\""), "{text}");
+        // A table replaced whole loses the keys the new one does not give.
+        let mut cc = toml_edit::InlineTable::new();
+        cc.insert("algorithm", "dctcp".into());
+        let text =
+            with_overrides(&text, Path::new("base.toml"), &[o("host.cc", cc)]).expect("replaces");
+        assert!(!text.contains("preset"), "{text}");
+        assert!(matches!(
+            parsed(&text).config.host.cc,
+            crate::config::CcConfig::Dctcp(_)
+        ));
     }
 
     #[test]
