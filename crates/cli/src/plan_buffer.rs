@@ -199,6 +199,7 @@ pub fn run(a: PlanBufferArgs) -> Result<ExitCode> {
             xon_offset_bytes: 0,
             lossless: lossless_mask,
             scheme,
+            static_thresholds: None,
         };
         let m = match Mmu::new(&cfg) {
             Ok(m) => m,

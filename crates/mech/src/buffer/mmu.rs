@@ -25,7 +25,10 @@
 //!   pauses at once (POFF whenever its insurance is in use), so the insurance holds that
 //!   arrival and what follows the port-level pause, not a silent backlog.
 //!
-//! `T = alpha_p × free` with `free = shared_pool − Σ shared occupancy`. Thresholds are
+//! `T = alpha_p × free` with `free = shared_pool − Σ shared occupancy`, or, with
+//! [`StaticThresholds`] (SIH and SHP only), a fixed XOFF level, and XON at a fixed level
+//! below it instead of `ω + xon_offset ≤ T` (htsim's lossless input queues, and switches
+//! configured with static PG limits). Dynamic thresholds are
 //! re-evaluated for every congested PG (and port) at *every* admission and release anywhere
 //! in the switch, because `T` moves with the free buffer: a queue can cross its threshold
 //! because another port filled the buffer. The re-evaluation is skipped when it provably
@@ -114,6 +117,28 @@ pub struct MmuConfig {
     pub lossless: u8,
     /// Headroom scheme.
     pub scheme: HeadroomScheme,
+    /// Fixed PFC thresholds instead of the dynamic one (SIH and SHP only).
+    pub static_thresholds: Option<StaticThresholds>,
+}
+
+/// Fixed PFC thresholds of every lossless ingress PG, in place of the dynamic threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StaticThresholds {
+    /// XOFF when the PG's shared occupancy reaches this (rounded up to whole cells).
+    pub xoff_bytes: u64,
+    /// XON when it falls to this or below (rounded down to whole cells); below `xoff_bytes`.
+    pub xon_bytes: u64,
+}
+
+/// How an MMU's PFC thresholds move, for the hot paths (one match instead of two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Levels {
+    /// SIH or SHP with the dynamic threshold `alpha x free`.
+    Dynamic,
+    /// SIH or SHP with static XOFF and XON levels, in cells.
+    Static { xoff: u32, xon: u32 },
+    /// DSH's queue and port levels.
+    Dsh,
 }
 
 /// The private (guaranteed) space of one ingress port.
@@ -161,6 +186,10 @@ pub enum MmuError {
     /// Cell size zero.
     #[error("cell size must be at least 1 byte")]
     ZeroCell,
+    /// Static thresholds that cannot work: XON not below XOFF, or with DSH (whose
+    /// thresholds are dynamic by design).
+    #[error("static PFC thresholds: {0}")]
+    StaticThresholds(&'static str),
 }
 
 /// Where a packet's cells were counted on ingress.
@@ -329,6 +358,9 @@ pub struct Mmu {
     n_lossless: u64,
     headroom_cells: Vec<u32>,
     xon_offset_cells: u32,
+    /// How PFC thresholds move (the scheme and static thresholds, in one value for the
+    /// hot paths).
+    levels: Levels,
     delta_q_cells: u64,
     delta_p_cells: u64,
     alpha: Vec<f64>,
@@ -360,6 +392,22 @@ impl Mmu {
         }
         let ports = cfg.alpha.len();
         let cell = u64::from(cfg.cell_bytes);
+        let static_cells = match cfg.static_thresholds {
+            None => None,
+            Some(_) if matches!(cfg.scheme, HeadroomScheme::Dsh { .. }) => {
+                return Err(MmuError::StaticThresholds(
+                    "DSH's thresholds are dynamic by design; use SIH or SHP",
+                ))
+            }
+            Some(s) if s.xon_bytes >= s.xoff_bytes => {
+                return Err(MmuError::StaticThresholds("XON must be below XOFF"))
+            }
+            Some(s) => {
+                let xoff = u32::try_from(s.xoff_bytes.div_ceil(cell)).unwrap_or(u32::MAX);
+                let xon = u32::try_from(s.xon_bytes / cell).unwrap_or(u32::MAX);
+                Some((xoff.max(1), xon.min(xoff.max(1) - 1)))
+            }
+        };
         let cells = |b: u64| u32::try_from(b.div_ceil(cell)).unwrap_or(u32::MAX);
         let total_cells = cfg.buffer_bytes / cell;
         let private_cap: Box<[u32]> = cfg
@@ -418,7 +466,14 @@ impl Mmu {
             private_cap,
             reserved_private,
             headroom_cells,
-            xon_offset_cells: cells(cfg.xon_offset_bytes),
+            // Static thresholds resume at `shared + offset <= XOFF`, i.e. `shared <= XON`.
+            xon_offset_cells: static_cells
+                .map_or(cells(cfg.xon_offset_bytes), |(xoff, xon)| xoff - xon),
+            levels: match (cfg.scheme, static_cells) {
+                (HeadroomScheme::Dsh { .. }, _) => Levels::Dsh,
+                (_, Some((xoff, xon))) => Levels::Static { xoff, xon },
+                (_, None) => Levels::Dynamic,
+            },
             delta_q_cells: delta_q,
             delta_p_cells: delta_p,
             alpha: cfg.alpha.iter().map(|a| a.value()).collect(),
@@ -450,8 +505,10 @@ impl Mmu {
             allocated: 0,
             freed: 0,
             peak_used: 0,
+            // Static thresholds do not move with the free buffer at all.
             private_skips_evaluate: matches!(cfg.scheme, HeadroomScheme::Dsh { .. })
-                || cells(cfg.xon_offset_bytes) > 0,
+                || cells(cfg.xon_offset_bytes) > 0
+                || static_cells.is_some(),
         })
     }
 
@@ -474,7 +531,7 @@ impl Mmu {
         self.shared_pool - self.shared_used
     }
 
-    /// The current dynamic threshold of a PG on `port`, in cells.
+    /// The current threshold of a PG on `port` (dynamic, or the static XOFF), in cells.
     pub fn threshold_cells(&self, port: usize) -> u64 {
         self.threshold(port, self.free_shared() as f64)
     }
@@ -923,6 +980,7 @@ mod tests {
             scheme: HeadroomScheme::Sih {
                 reservation: Reservation::PerPg,
             },
+            static_thresholds: None,
         }
     }
 
@@ -1244,6 +1302,77 @@ mod tests {
     }
 
     #[test]
+    fn static_thresholds_pause_at_xoff_and_resume_at_xon_whatever_the_free_buffer() {
+        let mut c = cfg(3);
+        c.private = vec![PrivateReservation { bytes: 0, pgs: 0 }; 3];
+        // 100 B cells: XOFF at 2,050 B = 21 cells, XON at 1,000 B = 10 cells.
+        c.static_thresholds = Some(StaticThresholds {
+            xoff_bytes: 2_050,
+            xon_bytes: 1_000,
+        });
+        let mut m = Mmu::new(&c).expect("fits");
+        let mut tr = Vec::new();
+        let mut held = Vec::new();
+        // Another port fills most of the shared buffer first: a dynamic threshold would
+        // fall, the static one does not.
+        for _ in 0..400 {
+            m.admit(1, 2, (0, 0), 100, &mut tr).expect("lossy fits");
+        }
+        let mut n = 0;
+        while tr.is_empty() {
+            let pl = m.admit(0, 2, (3, 3), 100, &mut tr).expect("admitted");
+            assert_eq!(pl.region, Region::Shared);
+            held.push(pl);
+            n += 1;
+        }
+        assert_eq!(n, 21, "XOFF when the shared occupancy reaches 21 cells");
+        assert_eq!(
+            std::mem::take(&mut tr),
+            [Transition::Queue {
+                port: 0,
+                prio: 3,
+                pause: true
+            }]
+        );
+        // Releases down to 11 cells keep it paused; the one to 10 resumes it.
+        while held.len() > 11 {
+            let pl = held.pop().expect("held");
+            m.release(0, 2, (3, 3), pl, &mut tr);
+            assert!(tr.is_empty(), "resumed early at {} cells", held.len());
+        }
+        let pl = held.pop().expect("held");
+        m.release(0, 2, (3, 3), pl, &mut tr);
+        assert_eq!(
+            tr,
+            [Transition::Queue {
+                port: 0,
+                prio: 3,
+                pause: false
+            }]
+        );
+        m.check_conservation().expect("conserved");
+    }
+
+    #[test]
+    fn static_thresholds_refuse_dsh_and_an_xon_not_below_xoff() {
+        let mut c = cfg(2);
+        c.static_thresholds = Some(StaticThresholds {
+            xoff_bytes: 1_000,
+            xon_bytes: 1_000,
+        });
+        assert!(matches!(Mmu::new(&c), Err(MmuError::StaticThresholds(_))));
+        c.static_thresholds = Some(StaticThresholds {
+            xoff_bytes: 1_000,
+            xon_bytes: 500,
+        });
+        c.scheme = HeadroomScheme::Dsh {
+            delta_q_bytes: 100,
+            delta_p_bytes: 100,
+        };
+        assert!(matches!(Mmu::new(&c), Err(MmuError::StaticThresholds(_))));
+    }
+
+    #[test]
     fn lossy_drops_at_egress_threshold() {
         let mut m = Mmu::new(&cfg(2)).expect("fits");
         let mut tr = Vec::new();
@@ -1265,6 +1394,7 @@ mod tests {
             ops in proptest::collection::vec((0usize..3, 0u8..8, 0usize..3, 1u64..3000, any::<bool>()), 1..400),
             scheme in 0usize..4,
             alpha in prop_oneof![Just(0.25), Just(1.0), Just(4.0)],
+            fixed in prop_oneof![Just(None), Just(Some((3_000u64, 1_000u64))), Just(Some((40_000, 0)))],
             lossless in prop_oneof![Just(0b0001_1000u8), Just(0b0111_1111u8)],
         ) {
             let mut c = cfg(3);
@@ -1276,6 +1406,9 @@ mod tests {
                 HeadroomScheme::Shp { pool_bytes: 1_500 },
                 HeadroomScheme::Dsh { delta_q_bytes: 200, delta_p_bytes: 200 },
             ][scheme];
+            if scheme < 3 {
+                c.static_thresholds = fixed.map(|(xoff_bytes, xon_bytes)| StaticThresholds { xoff_bytes, xon_bytes });
+            }
             let mut m = Mmu::new(&c).expect("fits");
             let mut tr = Vec::new();
             let mut held: Vec<(usize, u8, usize, Placement)> = Vec::new();

@@ -17,7 +17,7 @@
 use crate::topology::Topology;
 use crate::workload::FlowSpec;
 use headroom_mech::buffer::formula::{self, SonicInputs};
-use headroom_mech::buffer::mmu::{MmuConfig, PrivateReservation, Reservation};
+use headroom_mech::buffer::mmu::{MmuConfig, PrivateReservation, Reservation, StaticThresholds};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     CongestionControl, Dcqcn, DcqcnConfig, Dctcp, DctcpConfig, Hpcc, HpccConfig, IbCc, IbCcConfig,
@@ -383,6 +383,8 @@ pub struct SwitchConfig {
     pub egress_alpha: Alpha,
     /// XON offset, bytes.
     pub xon_offset: u64,
+    /// Fixed PFC thresholds instead of the dynamic one (`[switch.pfc] xoff`, `xon`).
+    pub static_pfc: Option<StaticThresholds>,
     /// Bit i set: priority i is lossless.
     pub lossless: u8,
     /// PAUSE generation.
@@ -421,6 +423,7 @@ impl Default for SwitchConfig {
             egress_alpha: Alpha::from_dynamic_th(0)
                 .unwrap_or_else(|_| unreachable!("0 is within dynamic_th's range")),
             xon_offset: 3 * 1024,
+            static_pfc: None,
             lossless: 1 << 3,
             pfc: PfcConfig::default(),
             response_bytes: formula::PEER_RESPONSE_BYTES,
@@ -480,6 +483,7 @@ impl SwitchConfig {
             xon_offset_bytes: self.xon_offset,
             lossless: self.lossless,
             scheme,
+            static_thresholds: self.static_pfc,
         }
     }
 }

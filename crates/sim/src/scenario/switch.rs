@@ -17,7 +17,7 @@ use crate::config::{
     HeadroomSizing, QueueEcn, SchemeConfig, ShpPool, SwitchConfig,
 };
 use headroom_mech::buffer::formula;
-use headroom_mech::buffer::mmu::Reservation;
+use headroom_mech::buffer::mmu::{Reservation, StaticThresholds};
 use headroom_mech::buffer::Alpha;
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::pfc::{PfcConfig, MAX_QUANTA};
@@ -167,7 +167,7 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
     }
     if let Some(f) = t.get(cx, "pfc") {
         let mut p = f.table(cx)?;
-        p.check_keys(cx, &["mode", "quanta", "response"])?;
+        p.check_keys(cx, &["mode", "quanta", "response", "xoff", "xon"])?;
         if let Some(m) = p.get(cx, "mode") {
             sw.pfc = m.choice(
                 cx,
@@ -184,6 +184,34 @@ pub(super) fn parse_switch(cx: &Cx, f: &Fld, sw: &mut SwitchConfig) -> Res<()> {
         }
         if let Some(r) = p.get(cx, "response") {
             sw.response_bytes = r.bytes(cx)?;
+        }
+        match (p.get(cx, "xoff"), p.get(cx, "xon")) {
+            (None, None) => {}
+            (Some(f), None) | (None, Some(f)) => {
+                return Err(f.err(
+                    cx,
+                    "static PFC thresholds take both `xoff` and `xon` (bytes of an ingress \
+                     PG's shared occupancy)",
+                ))
+            }
+            (Some(off), Some(on)) => {
+                let xoff_bytes = off.positive_bytes(cx)?;
+                let xon_bytes = on.bytes(cx)?;
+                if xon_bytes >= xoff_bytes {
+                    return Err(on.err(cx, format!("must be below xoff ({xoff_bytes} B)")));
+                }
+                if matches!(sw.scheme, SchemeConfig::Dsh { .. }) {
+                    return Err(off.err(
+                        cx,
+                        "static PFC thresholds need scheme \"sih\" or \"shp\" (DSH's \
+                         thresholds are dynamic by design)",
+                    ));
+                }
+                sw.static_pfc = Some(StaticThresholds {
+                    xoff_bytes,
+                    xon_bytes,
+                });
+            }
         }
     }
     if let Some(f) = t.get(cx, "scheduler") {

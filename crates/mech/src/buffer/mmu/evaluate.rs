@@ -1,6 +1,6 @@
 //! The MMU's PFC decisions: each congested PG's (and, under DSH, each port's) XOFF and XON
-//! against the dynamic threshold `T = alpha x free shared cells`, re-evaluated after every
-//! admission and release that can move them.
+//! against the dynamic threshold `T = alpha x free shared cells` (or static XOFF and XON
+//! levels), re-evaluated after every admission and release that can move them.
 //!
 //! A re-evaluation is skipped when it provably changes nothing. Each PG or port not paused
 //! stays so while the free cells stay at or above a level, each paused one stays paused
@@ -16,7 +16,7 @@
 //! - only a full scan (`scan_needed`: headroom taken or emptied, a PG or port emptied)
 //!   removes PGs and ports from the active lists.
 
-use super::{HeadroomScheme, Mmu, PgOccupancy, PortOccupancy, Transition};
+use super::{HeadroomScheme, Levels, Mmu, PgOccupancy, PortOccupancy, Transition};
 use crate::PRIORITIES;
 
 impl Mmu {
@@ -37,15 +37,16 @@ impl Mmu {
     #[inline]
     pub(super) fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
         let alpha = self.alpha[port];
-        match self.scheme {
-            HeadroomScheme::Dsh { .. } => {
+        match self.levels {
+            Levels::Dsh => {
                 let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
                 let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
                 queue.max(port_level) / alpha
             }
-            HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                f64::from(pg.shared + 1) / alpha
-            }
+            Levels::Dynamic => f64::from(pg.shared + 1) / alpha,
+            // Static: the free cells do not matter; at XOFF only a scan pauses it.
+            Levels::Static { xoff, .. } if pg.shared >= xoff => f64::INFINITY,
+            Levels::Static { .. } => 0.0,
         }
     }
 
@@ -61,19 +62,18 @@ impl Mmu {
         } else if pg.shared == 0 {
             0.0
         } else {
-            match self.scheme {
-                HeadroomScheme::Dsh { .. } => {
+            match self.levels {
+                Levels::Dsh => {
                     (f64::from(pg.shared)
                         + f64::from(self.headroom_cells[port])
                         + self.delta_q_cells as f64)
                         / alpha
                 }
-                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } if pg.headroom > 0 => {
-                    f64::INFINITY
-                }
-                HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => {
-                    f64::from(pg.shared + self.xon_offset_cells) / alpha
-                }
+                Levels::Dynamic | Levels::Static { .. } if pg.headroom > 0 => f64::INFINITY,
+                Levels::Dynamic => f64::from(pg.shared + self.xon_offset_cells) / alpha,
+                // Static: at or below XON only a scan resumes it; above, nothing does.
+                Levels::Static { xon, .. } if pg.shared <= xon => 0.0,
+                Levels::Static { .. } => f64::INFINITY,
             }
         };
         let port_level = match self.scheme {
@@ -120,10 +120,14 @@ impl Mmu {
         }
     }
 
-    /// The dynamic threshold of `port` at `free` shared cells, `alpha x free`, in cells.
+    /// The threshold of `port` at `free` shared cells, `alpha x free` (or the static XOFF),
+    /// in cells.
     #[inline]
     pub(super) fn threshold(&self, port: usize, free: f64) -> u64 {
-        (free * self.alpha[port]) as u64
+        match self.levels {
+            Levels::Static { xoff, .. } => u64::from(xoff),
+            Levels::Dynamic | Levels::Dsh => (free * self.alpha[port]) as u64,
+        }
     }
 
     /// The XOFF/XON decision of PG `pgi` (on `port`) against the port's threshold `t`
@@ -138,6 +142,7 @@ impl Mmu {
                 let xqon = xqoff.saturating_sub(self.delta_q_cells);
                 (shared > xqoff && shared > 0, shared < xqon || shared == 0)
             }
+            // Static thresholds are `t` = XOFF with an offset of XOFF - XON.
             HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => (
                 pg.headroom > 0 || (shared > 0 && shared >= t),
                 pg.headroom == 0 && (shared == 0 || shared + u64::from(self.xon_offset_cells) <= t),
