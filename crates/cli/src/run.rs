@@ -86,9 +86,9 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// A sweep point's run: `scenario` into `out`, on one thread (a sweep runs its points
-    /// side by side), quietly, without plots.
-    pub(crate) fn sweep_point(scenario: PathBuf, out: PathBuf) -> Self {
+    /// A sweep point's run: `scenario` into `out` on `threads` threads, quietly, without
+    /// plots.
+    pub(crate) fn sweep_point(scenario: PathBuf, out: PathBuf, threads: u16) -> Self {
         RunArgs {
             scenario: Some(scenario),
             hpcc_config: None,
@@ -104,7 +104,7 @@ impl RunArgs {
             wall_time: false,
             quiet: true,
             force: false,
-            threads: Some(1),
+            threads: Some(threads.max(1)),
         }
     }
 }

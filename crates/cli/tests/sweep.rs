@@ -132,7 +132,7 @@ fn every_point_runs_with_its_values_and_a_rerun_skips_or_redoes_them() {
     }
     let csv = std::fs::read_to_string(d.join("out/results.csv")).expect("csv");
     assert!(
-        csv.starts_with("point,scheme,senders,wall_s,fct.overall.mean_fct_ns,"),
+        csv.starts_with("point,scheme,senders,wall_s,max_rss_bytes,fct.overall.mean_fct_ns,"),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 7);

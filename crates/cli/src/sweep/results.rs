@@ -1,5 +1,5 @@
-//! A sweep's results: one row per finished point (its axis values, its wall time and the
-//! metrics read from its `summary.json`), as `results.csv` and `results.json`, a printed
+//! A sweep's results: one row per finished point (its axis values, its wall time and peak
+//! memory, and the metrics read from its `summary.json`), as `results.csv` and `results.json`, a printed
 //! table, and plots of a metric against a numeric axis.
 //!
 //! With a baseline (`[baseline] axis, value`), every numeric metric also appears divided by
@@ -101,7 +101,8 @@ pub fn plot_specs(sweep: &Sweep) -> Vec<(String, String, Vec<String>)> {
 
 /// The finished points' rows.
 pub struct Table {
-    /// Column names: `point`, the axes, `wall_s`, the metrics, the normalised metrics.
+    /// Column names: `point`, the axes, `wall_s`, `max_rss_bytes`, the metrics, the
+    /// normalised metrics.
     columns: Vec<String>,
     /// Rows, in point order.
     rows: Vec<Vec<Json>>,
@@ -117,7 +118,7 @@ impl Table {
             .collect::<Result<_>>()?;
         let mut columns = vec!["point".to_string()];
         columns.extend(manifest.axes.iter().cloned());
-        columns.push("wall_s".into());
+        columns.extend(["wall_s".into(), "max_rss_bytes".into()]);
         columns.extend(manifest.metrics.iter().cloned());
         let mut rows = Vec::new();
         for p in &manifest.points {
@@ -135,12 +136,16 @@ impl Table {
                     run.join("summary.json").display()
                 )
             })?;
-            let wall = read("task.json")
-                .and_then(|t| t.get("wall_s").cloned())
-                .unwrap_or(Json::Null);
+            let task = read("task.json");
+            let of_task = |key: &str| {
+                task.as_ref()
+                    .and_then(|t| t.get(key).cloned())
+                    .unwrap_or(Json::Null)
+            };
             let mut row = vec![Json::String(p.id.clone())];
             row.extend(p.values.iter().map(|v| Json::String(v.clone())));
-            row.push(wall);
+            row.push(of_task("wall_s"));
+            row.push(of_task("max_rss_bytes"));
             row.extend(
                 paths
                     .iter()
@@ -161,7 +166,8 @@ impl Table {
             return;
         };
         let axis_col = 1 + a;
-        let first_metric = 2 + manifest.axes.len();
+        // After `point`, the axes, `wall_s` and `max_rss_bytes`.
+        let first_metric = 3 + manifest.axes.len();
         let metric_cols: Vec<usize> = (first_metric..self.columns.len())
             .filter(|&c| self.rows.iter().any(|r| r[c].is_number()))
             .collect();

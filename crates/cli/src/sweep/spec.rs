@@ -478,7 +478,7 @@ fn parse_axes(src: &Source, top: &toml_edit::Table) -> Result<Vec<Axis>> {
             },
         };
         if axes.iter().any(|a| a.name == name)
-            || ["point", "status", "wall_s", "seed"].contains(&name.as_str())
+            || ["point", "status", "wall_s", "max_rss_bytes", "seed"].contains(&name.as_str())
         {
             return Err(err(format!(
                 "the name `{name}` is taken; give the axis another `name`"

@@ -1,5 +1,5 @@
-//! `headroom sweep task DIR INDEX`: runs one point of an expanded sweep on one thread, what
-//! each local worker and each Slurm array task does.
+//! `headroom sweep task DIR INDEX`: runs one point of an expanded sweep (on one thread, or
+//! on a Slurm task's CPUs), what each local worker and each Slurm array task does.
 //!
 //! Invariants: the point's outputs appear in `runs/<id>` all at once (written in a hidden
 //! directory, renamed into place), with a copy of the scenario they came from; a failure
@@ -59,7 +59,17 @@ fn run_point(layout: &Layout, id: &str) -> Result<()> {
         .into_diagnostic()
         .wrap_err_with(|| format!("reading {}", scenario.display()))?;
     let started = Instant::now();
-    let code = crate::run::run(crate::run::RunArgs::sweep_point(scenario, tmp.clone()))?;
+    // One thread, as the local workers run side by side; a Slurm task as many as the CPUs
+    // it was given (`[slurm] cpus_per_task`). Results do not depend on it.
+    let threads = std::env::var("SLURM_CPUS_PER_TASK")
+        .ok()
+        .and_then(|n| n.trim().parse::<u16>().ok())
+        .unwrap_or(1);
+    let code = crate::run::run(crate::run::RunArgs::sweep_point(
+        scenario,
+        tmp.clone(),
+        threads,
+    ))?;
     let wall = started.elapsed().as_secs_f64();
     if !tmp.join("summary.json").is_file() {
         return Err(miette!(
@@ -71,6 +81,8 @@ fn run_point(layout: &Layout, id: &str) -> Result<()> {
     let env = |k: &str| std::env::var(k).ok();
     let info = serde_json::json!({
         "wall_s": wall,
+        // The process ran this one point: its peak is the point's.
+        "max_rss_bytes": crate::memory::peak_rss(),
         "host": std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()),
         "slurm_job": env("SLURM_ARRAY_JOB_ID"),
         "slurm_task": env("SLURM_ARRAY_TASK_ID"),
