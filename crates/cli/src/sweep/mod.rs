@@ -115,6 +115,8 @@ pub struct Manifest {
     pub baseline: Option<(String, String)>,
     /// Plots: x axis, y column, series axes.
     pub plots: Vec<(String, String, Vec<String>)>,
+    /// `[slurm] max_running`: the `%N` of every submission's `--array`.
+    pub max_running: Option<u32>,
     /// Every point: its id and the value of each axis column.
     pub points: Vec<ManifestPoint>,
 }
@@ -251,6 +253,7 @@ fn expand_into(sweep: &spec::Sweep, layout: &Layout) -> Result<Manifest> {
             .as_ref()
             .map(|b| (b.axis.clone(), b.value.clone())),
         plots: results::plot_specs(sweep),
+        max_running: sweep.slurm.max_running,
         points: entries,
     };
     let json = serde_json::to_vec_pretty(&manifest).into_diagnostic()?;
@@ -313,8 +316,8 @@ fn run_sweep(a: RunSweepArgs) -> Result<ExitCode> {
 fn collect(a: CollectArgs) -> Result<ExitCode> {
     let layout = Layout { dir: a.dir };
     let manifest = layout.read_manifest()?;
-    let queue = slurm::Queue::query(&layout)?;
     if a.resubmit {
+        let queue = slurm::Queue::query(&layout)?;
         let failed: Vec<usize> = (0..manifest.points.len())
             .filter(|&i| {
                 let id = &manifest.points[i].id;
@@ -326,9 +329,8 @@ fn collect(a: CollectArgs) -> Result<ExitCode> {
         } else {
             slurm::submit_unfinished(&layout, &manifest, &failed, false)?;
         }
-        let queue = slurm::Queue::query(&layout)?;
-        return finish(&layout, &manifest, a.no_plots, &queue, false);
     }
+    let queue = slurm::Queue::query(&layout)?;
     finish(&layout, &manifest, a.no_plots, &queue, false)
 }
 

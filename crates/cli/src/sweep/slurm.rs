@@ -99,10 +99,6 @@ pub fn write_script(sweep: &Sweep, layout: &Layout) -> Result<PathBuf> {
     for o in &s.options {
         lines.push(format!("#SBATCH {o}"));
     }
-    if let Some(n) = s.max_running {
-        // Read back by a resubmission, which has the output directory only.
-        lines.push(format!("# max_running={n}"));
-    }
     let width = sweep.id_width();
     lines.extend([
         "set -u".to_string(),
@@ -169,7 +165,6 @@ pub fn submit_unfinished(
             script.display()
         ));
     }
-    let max_running = max_running_of(&script);
     let mut jobs = read_jobs(layout)?;
     let mut start = 0;
     while start < todo.len() {
@@ -181,7 +176,7 @@ pub fn submit_unfinished(
         let chunk = &todo[start..end];
         let relative: Vec<usize> = chunk.iter().map(|i| i - offset).collect();
         let mut array = array_ranges(&relative);
-        if let Some(n) = max_running {
+        if let Some(n) = manifest.max_running {
             array.push_str(&format!("%{n}"));
         }
         let job = sbatch(&script, &array, offset)?;
@@ -213,15 +208,6 @@ pub fn submit_unfinished(
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The `max_running` of the sweep the script was written for: kept in a comment line so
-/// that a resubmission from the output directory alone uses it.
-fn max_running_of(script: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(script).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("# max_running="))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Runs `sbatch --parsable`; returns the job id.

@@ -807,11 +807,13 @@ impl Sweep {
         let checked: Vec<Result<Point>> = self
             .grid()
             .into_par_iter()
-            .map(|(index, labels, seed)| {
+            .map(|(index, steps, seed)| {
                 let mut overrides = Vec::new();
-                for (axis, label) in self.axes.iter().zip(&labels) {
-                    let step = axis.steps.iter().find(|s| &s.label == label);
-                    for (key, value) in step.map(|s| s.sets.as_slice()).unwrap_or_default() {
+                let mut labels = Vec::with_capacity(steps.len());
+                for (axis, &i) in self.axes.iter().zip(&steps) {
+                    let step = &axis.steps[i];
+                    labels.push(step.label.clone());
+                    for (key, value) in &step.sets {
                         overrides.push(Override {
                             key: key.clone(),
                             value: value.clone(),
@@ -841,9 +843,9 @@ impl Sweep {
         checked.into_iter().collect()
     }
 
-    /// Every point's index, axis labels and seed, in grid order (the last axis and the seed
-    /// move fastest).
-    fn grid(&self) -> Vec<(usize, Vec<String>, Option<u64>)> {
+    /// Every point's index, step of each axis and seed, in grid order (the last axis and
+    /// the seed move fastest).
+    fn grid(&self) -> Vec<(usize, Vec<usize>, Option<u64>)> {
         let seeds: Vec<Option<u64>> = if self.seeds.is_empty() {
             vec![None]
         } else {
@@ -852,14 +854,8 @@ impl Sweep {
         let mut grid = Vec::with_capacity(self.point_count());
         let mut steps = vec![0usize; self.axes.len()];
         loop {
-            let labels: Vec<String> = self
-                .axes
-                .iter()
-                .zip(&steps)
-                .map(|(axis, &step)| axis.steps[step].label.clone())
-                .collect();
             for seed in &seeds {
-                grid.push((grid.len(), labels.clone(), *seed));
+                grid.push((grid.len(), steps.clone(), *seed));
             }
             let mut a = self.axes.len();
             loop {
@@ -942,7 +938,10 @@ mod tests {
         assert_eq!(sweep.point_count(), 48);
         assert_eq!(sweep.axis_columns(), ["cc", "load", "scheme"]);
         let grid = sweep.grid();
-        assert_eq!(grid[30].1, ["powertcp", "0.3", "sih"]);
+        let labels: Vec<&str> = (0..3)
+            .map(|a| sweep.axes[a].steps[grid[30].1[a]].label.as_str())
+            .collect();
+        assert_eq!(labels, ["powertcp", "0.3", "sih"]);
         assert!(sweep.axes[1].is_numeric() && !sweep.axes[2].is_numeric());
         let shp = &sweep.axes[2].steps[1].sets;
         assert_eq!(shp[1].0, "switch.shp.over_subscribe_ratio");
