@@ -34,6 +34,7 @@
 //! port may have in the fabric (below a frame up to 64 KB): every count must return to 0.
 
 use headroom_mech::buffer::formula;
+use headroom_mech::buffer::mmu::StaticThresholds;
 use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     DcqcnConfig, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
@@ -266,10 +267,20 @@ fn case(seed: u64) -> Case {
         }
     };
     let dsh = matches!(scheme, SchemeConfig::Dsh { .. });
+    // Under SIH, static XOFF/XON levels half the time: the headroom by formula must still
+    // hold what follows a PAUSE, wherever the levels stand against the shared pool.
+    let mut static_pfc = (!dsh && rng.gen_bool(0.5)).then(|| {
+        let xoff = pick(&mut rng, &[6_000u64, 40_000, 400_000, 4_000_000]);
+        StaticThresholds {
+            xoff_bytes: xoff,
+            xon_bytes: xoff / 2,
+        }
+    });
 
     let mut cfg = SimConfig::new(topo.clone(), flows);
     cfg.seed = seed;
     cfg.switch.scheme = scheme;
+    cfg.switch.static_pfc = static_pfc;
     cfg.stop_time = Some(STOP);
     cfg.host.mtu_payload = mtu_payload;
     cfg.host.cc = cc.clone();
@@ -381,6 +392,10 @@ fn case(seed: u64) -> Case {
         if rng.gen_bool(0.4) {
             cfg.fabric.credit.grant = CreditGrant::Shared;
             credit.push_str("; shared grants");
+            // Static PFC levels above the shared pool let PFC PGs take all of it, and credit
+            // ports granted from it starve (docs/scenario.md, [switch.pfc]): not drawn here.
+            static_pfc = None;
+            cfg.switch.static_pfc = None;
         }
     }
     // Arbitration within switch queues (drawn last too): it changes the order packets leave
@@ -476,7 +491,7 @@ fn case(seed: u64) -> Case {
     }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
-         {hname} cells {cell}; {}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
+         {hname} cells {cell}; {}; static {static_pfc:?}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
          detector {}{credit}; arbitration {arbitration:?}{channels}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
@@ -610,15 +625,23 @@ fn known_failures() {
 #[test]
 fn scenarios_exercise_pfc() {
     let mut with_pauses = 0;
+    let mut static_with_pauses = 0;
     let n = 30;
     for seed in 0..n {
         let c = case(seed);
         let (pauses, _) = check(&c).unwrap_or_else(|e| panic!("{}\n{e}", c.what));
         if pauses > 0 {
             with_pauses += 1;
+            static_with_pauses += usize::from(c.cfg.switch.static_pfc.is_some());
         }
     }
-    eprintln!("{with_pauses}/{n} scenarios sent PAUSE frames");
+    eprintln!(
+        "{with_pauses}/{n} scenarios sent PAUSE frames ({static_with_pauses} with static levels)"
+    );
+    assert!(
+        static_with_pauses > 0,
+        "no scenario with static PFC levels paused"
+    );
     assert!(
         with_pauses * 2 >= n,
         "PFC fired in only {with_pauses} of {n} scenarios"

@@ -9,6 +9,7 @@
 //! end time) must be identical. Also: the split itself, the cases that must run as one part,
 //! and the conservation invariants between windows.
 
+use headroom_mech::buffer::mmu::StaticThresholds;
 use headroom_mech::cc::{
     DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
 };
@@ -126,6 +127,13 @@ fn scenario(seed: u64) -> SimConfig {
             delta_p: 6_000,
         },
     };
+    // Static PFC levels (SIH and SHP only) in a third of those networks.
+    if !matches!(cfg.switch.scheme, SchemeConfig::Dsh { .. }) && d.chance(33) {
+        cfg.switch.static_pfc = Some(StaticThresholds {
+            xoff_bytes: 20_000,
+            xon_bytes: 8_000,
+        });
+    }
     if d.chance(30) {
         cfg.record.sample_interval = Some(Time::from_ns(2_000 + d.below(5_000)));
     }
