@@ -23,8 +23,8 @@ fct_ns3rdma.txt (with --ns3-rdma-config), and plots \
 (fct_slowdown_cdf, buffer_occupancy, pfc_timeline) as PNG and SVG. Files an earlier run \
 wrote in the same directory are removed first. Every file and column: docs/outputs.md; \
 every scenario key: docs/scenario.md.\n\nExit codes: 0 success, 2 invalid input, \
-3 a lossless drop with --fail-on-lossless-drop, 4 a PFC deadlock (a cycle of paused queues; \
-summary.json names it)."
+3 a lossless drop with --fail-on-lossless-drop, 4 a deadlock (a cycle of paused or credit-starved \
+queues; summary.json names it)."
 )]
 pub struct RunArgs {
     /// Scenario file (TOML). See examples/ for annotated scenarios.

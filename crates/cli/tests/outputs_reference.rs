@@ -198,31 +198,35 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
         serde_json::from_str(&read("summary.json")).expect("summary.json is JSON");
     let mut actual = BTreeSet::new();
     flatten(&summary, "", &maps, &mut actual);
-    // A deadlocked run adds `run.deadlock`: the shipped ring example is one.
-    let ring = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/deadlock/ring.toml");
-    let run = headroom(
-        &[
-            "run",
-            ring.to_str().expect("utf-8 path"),
-            "--out",
-            "ring",
-            "--quiet",
-            "--no-plots",
-        ],
-        dir.path(),
-    );
-    assert_eq!(run.status.code(), Some(4), "{}", stderr(&run));
-    let deadlocked: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("ring/summary.json")).unwrap_or_default(),
-    )
-    .expect("summary.json is JSON");
-    let mut ring_keys = BTreeSet::new();
-    flatten(&deadlocked, "", &maps, &mut ring_keys);
-    actual.extend(
-        ring_keys
-            .into_iter()
-            .filter(|k| k.starts_with("run.deadlock")),
-    );
+    // A deadlocked run adds `run.deadlock`: the shipped ring examples are (PFC, credit).
+    for ring in ["ring", "ring-credit"] {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../examples/deadlock/{ring}.toml"));
+        let run = headroom(
+            &[
+                "run",
+                file.to_str().expect("utf-8 path"),
+                "--out",
+                ring,
+                "--quiet",
+                "--no-plots",
+            ],
+            dir.path(),
+        );
+        assert_eq!(run.status.code(), Some(4), "{ring}: {}", stderr(&run));
+        let deadlocked: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(ring).join("summary.json"))
+                .unwrap_or_default(),
+        )
+        .expect("summary.json is JSON");
+        let mut ring_keys = BTreeSet::new();
+        flatten(&deadlocked, "", &maps, &mut ring_keys);
+        actual.extend(
+            ring_keys
+                .into_iter()
+                .filter(|k| k.starts_with("run.deadlock")),
+        );
+    }
     // A credit fabric adds `credit.csv`, its timeline and `credit.ports`: the shipped
     // credit incast writes them.
     let credit =

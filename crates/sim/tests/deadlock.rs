@@ -1,7 +1,8 @@
 //! PFC deadlock: a ring whose shortest paths form a cyclic buffer dependency locks up under
 //! load and is stopped with the cycle named; detection is off or finds nothing otherwise;
 //! the same ring routed on a spanning tree has no cycle and finishes; a PFC watchdog breaks
-//! the deadlock (by dropping, or by forwarding through the pause).
+//! the deadlock (by dropping, or by forwarding through the pause). On credit links the same
+//! ring runs out of credit in a cycle and goes idle: that is named a credit deadlock too.
 
 use headroom_mech::pfcwd::{WatchdogAction, WatchdogConfig};
 use headroom_mech::units::{Rate, Time};
@@ -58,16 +59,21 @@ fn run(cfg: SimConfig, threads: usize) -> RunResults {
     sim.finish()
 }
 
-#[test]
-fn a_ring_with_a_cyclic_dependency_deadlocks_and_the_cycle_is_named() {
-    let r = run(ring(50_000_000), 1);
+/// The deadlock that stopped `r` (which must have stopped for one).
+fn the_cycle(r: &RunResults) -> &headroom_sim::net::Deadlock {
     assert_eq!(
         r.stop_reason,
         Some(StopReason::Deadlock),
         "{:?}",
         r.stop_reason
     );
-    let d = r.deadlock.as_ref().expect("the cycle");
+    r.deadlock.as_ref().expect("the cycle")
+}
+
+#[test]
+fn a_ring_with_a_cyclic_dependency_deadlocks_and_the_cycle_is_named() {
+    let r = run(ring(50_000_000), 1);
+    let d = the_cycle(&r);
     let nodes: Vec<u32> = d.cycle.iter().map(|q| q.node).collect();
     assert_eq!(nodes.len(), 5, "every ring switch is in the cycle: {d}");
     for (q, next) in d.cycle.iter().zip(d.cycle.iter().cycle().skip(1)) {
@@ -82,6 +88,44 @@ fn a_ring_with_a_cyclic_dependency_deadlocks_and_the_cycle_is_named() {
     assert!(d.detected_at < Time::from_ms(5), "{d}");
     assert_eq!(r.end_time, d.detected_at);
     assert!(r.flows.iter().all(|f| f.finish.is_none()));
+}
+
+#[test]
+fn a_ring_of_credit_links_runs_out_of_credit_in_a_cycle_and_the_cycle_is_named() {
+    let mut cfg = ring(50_000_000);
+    cfg.fabric.kind = headroom_sim::config::FlowControlKind::Credit;
+    cfg.fabric.credit.vl_buffer = 16 << 10;
+    let r = run(cfg.clone(), 1);
+    let d = the_cycle(&r);
+    assert_eq!(d.cycle.len(), 5, "{d}");
+    assert!(d.to_string().starts_with("credit deadlock at"), "{d}");
+    for (q, next) in d.cycle.iter().zip(d.cycle.iter().cycle().skip(1)) {
+        assert!(q.credit && q.bytes > 0, "{d}");
+        assert_eq!(q.peer, next.node, "{d}");
+    }
+    assert!(r.flows.iter().all(|f| f.finish.is_none()));
+    for threads in 2..=3 {
+        assert_eq!(
+            run(cfg.clone(), threads).deadlock,
+            r.deadlock,
+            "{threads} threads"
+        );
+    }
+    // Without detection the same run just goes idle, unfinished.
+    cfg.deadlock_detection = None;
+    cfg.stop_time = None;
+    let idle = run(cfg, 1);
+    assert_eq!(idle.stop_reason, Some(StopReason::Idle));
+    assert!(idle.deadlock.is_none() && idle.flows.iter().all(|f| f.finish.is_none()));
+}
+
+#[test]
+fn a_credit_fabric_that_drains_reports_no_deadlock() {
+    let mut cfg = ring(20_000);
+    cfg.fabric.kind = headroom_sim::config::FlowControlKind::Credit;
+    cfg.fabric.credit.vl_buffer = 16 << 10;
+    let r = run(cfg, 1);
+    assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone));
 }
 
 #[test]

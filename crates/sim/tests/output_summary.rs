@@ -129,6 +129,10 @@ fn summary_percentiles_on_hand_made_results() {
     assert!(close(small.slowdown_p99, 20.0)); // rank ceil(19.8) = 20
     assert!(close(small.slowdown_max, 20.0));
     assert!(close(small.mean_fct_ns, 10.5));
+    assert!(close(small.fct_p99_ns, 20.0));
+    // 1,000 B over k ns is 8 / k Tb/s: the mean of 8,000 / k Gb/s for k = 1..=20.
+    let harmonic: f64 = (1..=20).map(|k| 8_000.0 / f64::from(k)).sum::<f64>() / 20.0;
+    assert!(close(small.mean_goodput_gbps, harmonic));
 
     let mid = &s.fct.by_size[1].stats;
     assert_eq!(mid.flows, 10);

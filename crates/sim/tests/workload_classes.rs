@@ -1,6 +1,7 @@
 //! Scenario workloads that spread traffic over the fabric the DSH paper's way: Poisson
 //! fan-ins (`incast-poisson`), background flows across leaves (`cross_leaf`) and
-//! list-valued `prio`; and the errors their bad values get.
+//! list-valued `prio`; GPCNeT's victim pattern (`ring`) on hosts picked by stride
+//! (`hosts = { every, offset, invert }`); and the errors their bad values get.
 
 use headroom_sim::scenario::{self, Scenario, ScenarioError};
 use std::collections::HashSet;
@@ -169,6 +170,84 @@ fn every_kind_takes_a_prio_list() {
         assert_eq!(classes, expected, "{kind}");
         assert!(classes.iter().all(|c| [1, 2].contains(c)));
     }
+}
+
+#[test]
+fn a_ring_on_every_fourth_host_leaves_the_others_to_a_congestor() {
+    let s = parse(&leaf_spine(
+        r#"[[workload]]
+kind = "ring"
+size = "8B"
+hosts = { every = 4, offset = 1 }
+repeat = { interval = "5us", count = 10 }
+
+[[workload]]
+kind = "incast-poisson"
+load = 0.5
+fan_in = 3
+size = "64KB"
+duration = "100us"
+hosts = { every = 4, offset = 1, invert = true }
+"#,
+    ))
+    .expect("valid");
+    let (ring, congestor): (Vec<_>, Vec<_>) = s.config.flows.iter().partition(|f| f.size == 8);
+    // Hosts 1, 5, 9 and 13: one per leaf, each sending to both ring neighbours 10 times.
+    assert_eq!(ring.len(), 4 * 2 * 10);
+    let victims: HashSet<u32> = ring.iter().flat_map(|f| [f.src.0, f.dst.0]).collect();
+    assert_eq!(victims, HashSet::from([1, 5, 9, 13]));
+    assert!(!congestor.is_empty());
+    assert!(congestor
+        .iter()
+        .all(|f| !victims.contains(&f.src.0) && !victims.contains(&f.dst.0)));
+    assert_eq!(s.workloads.kinds, ["ring", "incast-poisson"]);
+    let starts: HashSet<u64> = ring.iter().map(|f| f.start.as_ps()).collect();
+    assert_eq!(starts.len(), 10);
+}
+
+#[test]
+fn bad_host_selections_and_rings_name_their_field() {
+    let ring = |extra: &str| {
+        leaf_spine(&format!(
+            "[[workload]]\nkind = \"ring\"\nsize = \"8B\"\n{extra}"
+        ))
+    };
+    err(
+        &ring("hosts = { every = 4, offset = 4 }"),
+        "workload[0].hosts.offset",
+        "between 0 and 3",
+    );
+    err(
+        &ring("hosts = { every = 0 }"),
+        "workload[0].hosts.every",
+        "between 1",
+    );
+    err(
+        &ring("hosts = { every = 16, offset = 3 }"),
+        "workload[0].hosts",
+        "at least 2 hosts, found 1",
+    );
+    err(
+        &ring("hosts = { every = 2, odd = true }"),
+        "workload[0].hosts.odd",
+        "",
+    );
+    err(&ring("hosts = 3"), "workload[0].hosts", "every = N");
+    err(
+        &ring("repeat = { count = 3 }"),
+        "workload[0].repeat.interval",
+        "repeated ring",
+    );
+    err(
+        &ring("repeat = { count = 0, interval = \"1us\" }"),
+        "workload[0].repeat.count",
+        "between 1",
+    );
+    err(
+        &ring("repeat = { count = 100000000, interval = \"1us\" }"),
+        "workload[0].repeat.count",
+        "at most",
+    );
 }
 
 #[test]

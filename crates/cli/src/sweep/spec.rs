@@ -579,13 +579,18 @@ fn table_steps(list: &Item, err: &dyn Fn(String) -> Report) -> Result<Vec<AxisSt
         let sets: Vec<(String, Value)> = step
             .get("set")
             .and_then(Value::as_inline_table)
-            .filter(|s| !s.is_empty())
             .ok_or_else(bad)?
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         let label = match step.get("label") {
             Some(l) => label(l),
+            // An empty set runs the base as it is (a congestor axis's "none").
+            None if sets.is_empty() => {
+                return Err(err(
+                    "a step that sets nothing (the base scenario as it is) needs a `label`".into(),
+                ))
+            }
             None => sets
                 .iter()
                 .map(|(_, v)| label(v))
@@ -945,6 +950,39 @@ mod tests {
         assert!(sweep.axes[1].is_numeric() && !sweep.axes[2].is_numeric());
         let shp = &sweep.axes[2].steps[1].sets;
         assert_eq!(shp[1].0, "switch.shp.over_subscribe_ratio");
+    }
+
+    #[test]
+    fn the_congestion_impact_sweep_adds_a_congestor_to_the_victim() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/flow-channels/congestion-impact-sweep.toml");
+        let sweep = load(&path).expect("parses");
+        assert_eq!(sweep.axis_columns(), ["topology", "fabric", "congestor"]);
+        assert_eq!(sweep.point_count(), 18);
+        assert!(sweep.axes[2].steps[0].sets.is_empty());
+        let points = sweep.expand().expect("every point parses");
+        // Point 4: dragonfly, credit, incast.
+        assert_eq!(points[4].labels, ["dragonfly", "credit", "incast"]);
+        let s = headroom_sim::scenario::parse(&points[4].scenario, &path).expect("parses");
+        assert_eq!(s.workloads.kinds, ["ring", "ring", "incast-poisson"]);
+        let s = headroom_sim::scenario::parse(&points[3].scenario, &path).expect("parses");
+        assert_eq!(s.workloads.kinds, ["ring", "ring"]);
+    }
+
+    #[test]
+    fn a_step_that_sets_nothing_needs_a_label() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("s.toml");
+        let text = format!(
+            "scenario = {:?}\n[[axis]]\nname = \"c\"\nsteps = [{{ set = {{}} }}, {{ label = \"x\", set = {{ seed = 2 }} }}]\n",
+            std::fs::canonicalize(example().with_file_name("../incast-16to1-star.toml"))
+                .expect("base scenario")
+                .display()
+                .to_string()
+        );
+        std::fs::write(&file, text).expect("write");
+        let e = format!("{:?}", load(&file).expect_err("no label"));
+        assert!(e.contains("needs a `label`"), "{e}");
     }
 
     /// Every value of the example replaced by hostile ones: an error or a sweep, never a

@@ -1,12 +1,17 @@
-//! PFC deadlock detection: a cycle of paused egress queues that never drains.
+//! Deadlock detection: a cycle of egress queues, paused (PFC) or out of credit (credit
+//! links), that never drains.
 //!
-//! A switch egress queue is *stalled* when it holds data and its priority has been paused
-//! without a break for at least the detection time. Stalled queue `(S, p, q)` waits for the
-//! switch `T` at the other end of port `p`, which keeps it paused because its ingress port
-//! `r` (the peer of `p`) holds packets that wait in `T`'s egress queues `(T, x, q)`: the edge
-//! `(S, p, q) → (T, x, q)` (any priority of `x` when `T` pauses the whole port, as DSH's
-//! port-level PAUSE does). A cycle of stalled queues is a cyclic buffer dependency: none of
-//! them can send until another does, so the run is deadlocked.
+//! A switch egress queue is *stalled* when it holds data and its priority has been paused,
+//! or its VL blocked for lack of credit, without a break for at least the detection time.
+//! Stalled queue `(S, p, q)` waits for the switch `T` at the other end of port `p`, which
+//! keeps it paused (or withholds credit) because its ingress port `r` (the peer of `p`)
+//! holds packets that wait in `T`'s egress queues `(T, x, q)`: the edge `(S, p, q) → (T, x,
+//! q)` (any priority of `x` when `T` pauses the whole port, as DSH's port-level PAUSE does).
+//! A cycle of stalled queues is a cyclic buffer dependency: none of them can send until
+//! another does, so the run is deadlocked. On credit links an edge follows the service
+//! level: with several SLs on one VL a cycle through the shared VL buffer can be missed,
+//! never invented. A run that goes idle with queues blocked for credit is checked once
+//! more with no detection time: nothing will ever unblock them.
 //!
 //! Invariants:
 //! - Detection reads only state every part of a partitioned run agrees on at a common
@@ -35,9 +40,12 @@ pub struct StalledQueue {
     pub peer: u32,
     /// Bytes queued.
     pub bytes: u32,
-    /// Paused without a break since this time.
+    /// Paused (or blocked for lack of credit) without a break since this time.
     #[serde(rename = "paused_since_ns", serialize_with = "as_ns")]
     pub paused_since: Time,
+    /// The queue waits for credit on a credit link, not for a PAUSE to end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub credit: bool,
 }
 
 /// A detected deadlock: the cycle of queues that wait for each other.
@@ -57,7 +65,13 @@ fn as_ns<S: serde::Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
 
 impl std::fmt::Display for Deadlock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PFC deadlock at {}: ", self.detected_at)?;
+        let credit = self.cycle.iter().filter(|q| q.credit).count();
+        let what = match credit {
+            0 => "PFC deadlock",
+            n if n == self.cycle.len() => "credit deadlock",
+            _ => "deadlock (PFC and credit links)",
+        };
+        write!(f, "{what} at {}: ", self.detected_at)?;
         for (i, q) in self.cycle.iter().enumerate() {
             if i > 0 {
                 f.write_str(" -> ")?;
@@ -109,11 +123,17 @@ impl Simulation {
                     if port.nonempty & (1 << q) == 0 {
                         continue;
                     }
-                    let Some(timers) = port.fc.pfc() else {
-                        continue;
-                    };
-                    let Some(since) = timers.paused_since(now, q) else {
-                        continue;
+                    let (since, whole_port) = if let Some(timers) = port.fc.pfc() {
+                        let Some(since) = timers.paused_since(now, q) else {
+                            continue;
+                        };
+                        (since, timers.port_paused(now))
+                    } else {
+                        let vl = self.vl_of(gp, q);
+                        match port.fc.last_hold(now, vl) {
+                            Some((since, Time::MAX)) => (since, false),
+                            _ => continue,
+                        }
                     };
                     if since > limit {
                         continue;
@@ -125,8 +145,8 @@ impl Simulation {
                         peer: self.ports[port.peer as usize].node,
                         bytes: port.queues[usize::from(q)].bytes,
                         paused_since: since,
+                        credit: port.fc.credit().is_some(),
                     };
-                    let whole_port = timers.port_paused(now);
                     view.stalled.insert((gp, q), (stalled, whole_port));
                 }
             }
@@ -273,6 +293,7 @@ mod tests {
             peer,
             bytes: 1000,
             paused_since: Time::ZERO,
+            credit: false,
         }
     }
 

@@ -198,6 +198,10 @@ pub struct FctStats {
     pub flows: usize,
     /// Mean FCT, ns (`None` without flows).
     pub mean_fct_ns: Option<f64>,
+    /// 99th percentile FCT, ns (nearest rank): the tail latency of equal-sized messages.
+    pub fct_p99_ns: Option<f64>,
+    /// Mean over the flows of size × 8 / FCT, Gb/s: the bandwidth a flow saw.
+    pub mean_goodput_gbps: Option<f64>,
     /// Median slowdown (nearest rank).
     pub slowdown_p50: Option<f64>,
     /// 95th percentile slowdown (nearest rank).
@@ -494,18 +498,27 @@ impl Summary {
 
 fn fct_stats<'a>(flows: impl Iterator<Item = &'a FlowRecord>) -> FctStats {
     let mut slowdowns = Vec::new();
+    let mut fcts = Vec::new();
     let mut fct_sum = 0f64;
+    let mut goodput_sum = 0f64;
     for f in flows {
         if let (Some(fct), Some(s)) = (f.fct(), f.slowdown()) {
             slowdowns.push(s);
-            fct_sum += fct.as_ps() as f64 / 1_000.0;
+            let ns = ns_f64(fct);
+            fcts.push(ns);
+            fct_sum += ns;
+            // A zero FCT (only in hand-made results) counts as 1 ps.
+            goodput_sum += f.size as f64 * 8.0 / fct.as_secs_f64().max(1e-12) * 1e-9;
         }
     }
     slowdowns.sort_by(f64::total_cmp);
+    fcts.sort_by(f64::total_cmp);
     let n = slowdowns.len();
     FctStats {
         flows: n,
         mean_fct_ns: (n > 0).then(|| fct_sum / n as f64),
+        fct_p99_ns: nearest_rank(&fcts, 99),
+        mean_goodput_gbps: (n > 0).then(|| goodput_sum / n as f64),
         slowdown_p50: nearest_rank(&slowdowns, 50),
         slowdown_p95: nearest_rank(&slowdowns, 95),
         slowdown_p99: nearest_rank(&slowdowns, 99),
@@ -585,17 +598,10 @@ pub fn summarize(results: &RunResults, cfg: &SimConfig, wall: Option<Duration>) 
     };
 
     let end_s = results.end_time.as_secs_f64();
-    let goodputs: Vec<f64> = results
-        .flows
-        .iter()
-        .filter_map(|f| f.fct().map(|t| (f.size, t)))
-        .map(|(size, t)| size as f64 * 8.0 / t.as_secs_f64().max(1e-12) * 1e-9)
-        .collect();
     let throughput = ThroughputSummary {
         delivered_gbps: (results.end_time > Time::ZERO)
             .then(|| results.bytes.delivered as f64 * 8.0 / end_s * 1e-9),
-        mean_flow_goodput_gbps: (!goodputs.is_empty())
-            .then(|| goodputs.iter().sum::<f64>() / goodputs.len() as f64),
+        mean_flow_goodput_gbps: fct.overall.mean_goodput_gbps,
     };
 
     // Link rate of every (node, local port): ports are numbered in link order.

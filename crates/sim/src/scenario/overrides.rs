@@ -4,9 +4,11 @@
 //! A key is named by its dotted path, with the index of an entry of an array of tables in
 //! brackets: `switch.scheme`, `host.cc.algorithm`, `workload[1].load`, `topology.link[0].rate`.
 //! Tables on the way that the scenario does not have are created (`switch.pfc.mode` in a
-//! scenario without `[switch.pfc]`); an entry of an array of tables must exist. A table
-//! set to an inline table is replaced as a whole (`host.cc = { algorithm = "powertcp" }`
-//! drops the keys of the algorithm it replaces).
+//! scenario without `[switch.pfc]`); an entry of an array of tables must exist, except that
+//! setting the entry one past the last to an inline table appends it (`workload[2] = {
+//! kind = "incast", ... }` adds a third workload). A table, or an entry, set to an inline
+//! table is replaced as a whole (`host.cc = { algorithm = "powertcp" }` drops the keys of
+//! the algorithm it replaces).
 //!
 //! Invariants: [`with_overrides`] returns a text that [`super::parse`] accepts wherever it
 //! is written (every relative file reference is made absolute against the base scenario's
@@ -102,10 +104,8 @@ fn set(table: &mut Table, path: &[Step<'_>], value: Value) -> Result<(), String>
         return Err("an empty key".into());
     };
     if rest.is_empty() {
-        if step.index.is_some() {
-            return Err(format!(
-                "`{step}`: set a whole entry's keys one by one (`{step}.key`)"
-            ));
+        if let Some(i) = step.index {
+            return set_entry(table, step, i, value);
         }
         match (table.get_mut(step.key), value) {
             // A table replaced as a whole (its keys not given are gone), in its place.
@@ -183,6 +183,43 @@ fn set(table: &mut Table, path: &[Step<'_>], value: Value) -> Result<(), String>
         };
         set(inner, rest, value)
     }
+}
+
+/// Sets entry `i` of the array of tables `step` names to `value`, an inline table: it
+/// replaces an existing entry as a whole, or is appended when `i` is the entry count (a
+/// sweep's step can add a workload).
+fn set_entry(table: &mut Table, step: &Step<'_>, i: usize, value: Value) -> Result<(), String> {
+    let Value::InlineTable(new) = value else {
+        return Err(format!(
+            "`{step}` is an entry of a list of tables: set it to an inline table \
+             (`{{ key = value, ... }}`) or set its keys one by one (`{step}.key`)"
+        ));
+    };
+    let new = new.into_table();
+    let entries = table
+        .entry(step.key)
+        .or_insert_with(|| Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+    let Item::ArrayOfTables(a) = entries else {
+        return Err(format!("`{}` is not a list of tables", step.key));
+    };
+    let n = a.len();
+    match a.get_mut(i) {
+        Some(entry) => {
+            let position = entry.position();
+            *entry = new;
+            if let Some(p) = position {
+                entry.set_position(p);
+            }
+        }
+        None if i == n => a.push(new),
+        None => {
+            return Err(format!(
+                "`{}` has {n} entries: index {i} is neither one of them nor the next",
+                step.key
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// [`set`] inside an inline table (`nic_buffer = { size = ..., xoff = ... }`).
@@ -311,6 +348,51 @@ size = "10KB"
             parsed(&text).config.host.cc,
             crate::config::CcConfig::Dctcp(_)
         ));
+    }
+
+    #[test]
+    fn an_entry_set_to_an_inline_table_is_replaced_or_appended() {
+        let entry = |senders: &[i64], size: &str| {
+            let mut t = toml_edit::InlineTable::new();
+            t.insert("kind", "incast".into());
+            t.insert(
+                "senders",
+                senders.iter().copied().collect::<toml_edit::Array>().into(),
+            );
+            t.insert("receiver", 2.into());
+            t.insert("size", size.into());
+            t
+        };
+        let text = with_overrides(
+            BASE,
+            Path::new("base.toml"),
+            &[
+                o("workload[0]", entry(&[1], "1KB")),
+                o("workload[2]", entry(&[0], "3KB")),
+                o("workload[2].size", "4KB"),
+            ],
+        )
+        .expect("overrides apply");
+        let sizes: Vec<u64> = parsed(&text).config.flows.iter().map(|f| f.size).collect();
+        assert_eq!(sizes, [1_000, 10_000, 4_000], "{text}");
+        // The replaced entry stays first in the text, the new one comes last.
+        let first = text.find("1KB").expect("replaced entry");
+        assert!(first < text.find("10KB").expect("kept entry"), "{text}");
+        assert!(text.trim_end().ends_with("size = \"4KB\""), "{text}");
+        let cases = [
+            ("workload[4]", "neither one of them nor the next"),
+            ("topology[0]", "is not a list of tables"),
+        ];
+        for (key, reason) in cases {
+            let e = with_overrides(BASE, Path::new("base.toml"), &[o(key, entry(&[0], "1KB"))])
+                .expect_err(key)
+                .to_string();
+            assert!(e.starts_with(key) && e.contains(reason), "{key}: {e}");
+        }
+        let e = with_overrides(BASE, Path::new("base.toml"), &[o("workload[0]", 1)])
+            .expect_err("a value is no entry")
+            .to_string();
+        assert!(e.contains("set it to an inline table"), "{e}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use headroom_mech::units::{Rate, Time};
 
 /// Every workload kind with the keys its `[[workload]]` table accepts: the one list the
 /// parser takes kinds from (the reference's test checks each is documented).
-pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 8] = [
+pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 9] = [
     (
         "poisson",
         &[
@@ -78,6 +78,19 @@ pub(super) const WORKLOAD_KINDS: [(&str, &[&str]); 8] = [
             "kind",
             "size",
             "start",
+            "prio",
+            "hosts",
+            "seed_offset",
+            "app",
+        ],
+    ),
+    (
+        "ring",
+        &[
+            "kind",
+            "size",
+            "start",
+            "repeat",
             "prio",
             "hosts",
             "seed_offset",
@@ -359,36 +372,34 @@ pub(super) fn parse_workload(
             let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
             let prios = prio_classes(cx, &mut t, lossless)?;
             let repeat = match t.get(cx, "repeat") {
-                Some(f) => {
-                    let mut r = f.table(cx)?;
-                    r.check_keys(cx, &["interval", "count"])?;
-                    let cf = r.req(cx, "count")?;
-                    let count = cf.uint(cx, 1, u64::from(u32::MAX))?;
-                    let interval = match r.get(cx, "interval") {
-                        Some(i) if count > 1 => i.positive_time(cx)?,
-                        Some(i) => i.time(cx)?,
-                        None if count > 1 => {
-                            return Err(cx.err(
-                                &join(&f.name, "interval"),
-                                f.span(),
-                                "a repeated incast needs an `interval`",
-                            ))
-                        }
-                        None => Time::ZERO,
-                    };
-                    if count.saturating_mul(senders.len() as u64) > out.room() as u64 {
-                        return Err(
-                            cf.err(cx, too_many(count.saturating_mul(senders.len() as u64)))
-                        );
-                    }
-                    // count <= u32::MAX.
-                    Some((interval, count as u32))
-                }
+                Some(f) => Some(repeat(cx, &f, "incast", senders.len() as u64, out.room())?),
                 None => None,
             };
             let mut flows = generators::incast(&senders, receiver, size, start, repeat, prios[0])
                 .map_err(gen_err)?;
             generators::draw_prios(&mut flows, &prios, &mut rng(&mut t)?);
+            out.add((&w.name, span), flows, app);
+        }
+        "ring" => {
+            let size = t.req(cx, "size")?.positive_bytes(cx)?;
+            let start = opt_time(cx, &mut t, "start", Time::ZERO)?;
+            let prios = prio_classes(cx, &mut t, lossless)?;
+            let hf = t.get(cx, "hosts");
+            let hosts = host_list(cx, hf.as_ref(), topo, &w.name)?;
+            let per_round = if hosts.len() == 2 {
+                2
+            } else {
+                2 * hosts.len() as u64
+            };
+            let rounds = match t.get(cx, "repeat") {
+                Some(f) => repeat(cx, &f, "ring", per_round, out.room())?,
+                None if per_round > out.room() as u64 => return Err(w.err(cx, too_many(per_round))),
+                None => (Time::ZERO, 1),
+            };
+            let mut r = rng(&mut t)?;
+            let mut flows =
+                generators::ring(&hosts, size, start, rounds, prios[0], &mut r).map_err(gen_err)?;
+            generators::draw_prios(&mut flows, &prios, &mut r);
             out.add((&w.name, span), flows, app);
         }
         "permutation" | "all-to-all" => {
@@ -606,6 +617,33 @@ fn parse_cdf(cx: &Cx, t: &mut Tbl) -> Res<SizeCdf> {
     }
 }
 
+/// A `repeat = { count, interval }` table of a workload of `kind` that makes `per_count`
+/// flows each time, where `room` more flows fit: (interval, count).
+fn repeat(cx: &Cx, f: &Fld, kind: &str, per_count: u64, room: usize) -> Res<(Time, u32)> {
+    let mut r = f.table(cx)?;
+    r.check_keys(cx, &["interval", "count"])?;
+    let cf = r.req(cx, "count")?;
+    let count = cf.uint(cx, 1, u64::from(u32::MAX))?;
+    let interval = match r.get(cx, "interval") {
+        Some(i) if count > 1 => i.positive_time(cx)?,
+        Some(i) => i.time(cx)?,
+        None if count > 1 => {
+            return Err(cx.err(
+                &join(&f.name, "interval"),
+                f.span(),
+                format!("a repeated {kind} needs an `interval`"),
+            ))
+        }
+        None => Time::ZERO,
+    };
+    let total = count.saturating_mul(per_count);
+    if total > room as u64 {
+        return Err(cf.err(cx, too_many(total)));
+    }
+    // count <= u32::MAX.
+    Ok((interval, count as u32))
+}
+
 /// A list of distinct host ids.
 fn host_ids(cx: &Cx, f: &Fld, topo: &Topology) -> Res<Vec<NodeId>> {
     let mut out = Vec::new();
@@ -621,14 +659,40 @@ fn host_ids(cx: &Cx, f: &Fld, topo: &Topology) -> Res<Vec<NodeId>> {
     Ok(out)
 }
 
-/// `hosts = "all"` (the default) or a list of host ids.
+/// `hosts = "all"` (the default), a list of host ids, or every `every`-th host from
+/// `offset` on (`{ every, offset, invert }`, counting the topology's hosts in id order;
+/// `invert` takes the others instead).
 fn host_list(cx: &Cx, f: Option<&Fld>, topo: &Topology, owner: &str) -> Res<Vec<NodeId>> {
     let hosts = match f {
         None => topo.hosts(),
         Some(f) => match &f.node.v {
             V::Str(s) if s == "all" => topo.hosts(),
             V::Array(_) => host_ids(cx, f, topo)?,
-            _ => return Err(f.wrong(cx, "\"all\" or a list of host ids")),
+            V::Table(_) => {
+                let mut t = f.table(cx)?;
+                t.check_keys(cx, &["every", "offset", "invert"])?;
+                let every = t.req(cx, "every")?.uint(cx, 1, u64::from(u32::MAX))?;
+                let offset = match t.get(cx, "offset") {
+                    Some(o) => o.uint(cx, 0, every - 1)?,
+                    None => 0,
+                };
+                let invert = match t.get(cx, "invert") {
+                    Some(i) => i.boolean(cx)?,
+                    None => false,
+                };
+                topo.hosts()
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| (*i as u64 % every == offset) != invert)
+                    .map(|(_, h)| h)
+                    .collect()
+            }
+            _ => {
+                return Err(f.wrong(
+                    cx,
+                    "\"all\", a list of host ids or { every = N, offset = K, invert = bool }",
+                ))
+            }
         },
     };
     if hosts.len() < 2 {

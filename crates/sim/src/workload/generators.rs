@@ -318,6 +318,61 @@ pub fn permutation(
     Ok(flows)
 }
 
+/// A random ring (GPCNeT's victim pattern): the hosts in a uniformly random order (one
+/// `SliceRandom::shuffle` of a copy of `hosts`), each sending `size` bytes to both of its
+/// neighbours in that ring (to its one neighbour when there are two hosts), `rounds` times:
+/// round `k` at `start + k * interval`. Within a round flows are listed in ring order, the
+/// successor before the predecessor.
+///
+/// Errors: fewer than two hosts or a repeated host, `size == 0`, `prio >= 8`, zero rounds,
+/// or a zero interval with more than one round.
+pub fn ring(
+    hosts: &[NodeId],
+    size: u64,
+    start: Time,
+    (interval, rounds): (Time, u32),
+    prio: u8,
+    rng: &mut Pcg64,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    check_hosts(hosts)?;
+    check_size(size)?;
+    check_prio(prio)?;
+    if rounds == 0 {
+        return Err(bad("a ring needs at least one round"));
+    }
+    if rounds > 1 && interval == Time::ZERO {
+        return Err(bad("a repeated ring needs an interval greater than zero"));
+    }
+    let n = hosts.len();
+    let per_round: u64 = if n == 2 { 2 } else { 2 * n as u64 };
+    let total = per_round.saturating_mul(u64::from(rounds));
+    if total > MAX_FLOWS as u64 {
+        return Err(too_many(total));
+    }
+    let mut order = hosts.to_vec();
+    order.shuffle(rng);
+    let mut flows = Vec::with_capacity(total as usize);
+    for k in 0..u64::from(rounds) {
+        let t = start + Time(interval.as_ps().saturating_mul(k));
+        for i in 0..n {
+            let next = order[(i + 1) % n];
+            let prev = order[(i + n - 1) % n];
+            let peers: &[NodeId] = if n == 2 { &[next] } else { &[next, prev] };
+            for &dst in peers {
+                flows.push(FlowSpec {
+                    src: order[i],
+                    dst,
+                    prio,
+                    size,
+                    start: t,
+                    dport: dport(flows.len()),
+                });
+            }
+        }
+    }
+    Ok(flows)
+}
+
 /// All-to-all: every ordered pair of distinct hosts exchanges `size` bytes, all starting
 /// at `start`; `n * (n - 1)` flows, ordered by sender then receiver in `hosts` order. No
 /// random draws.
@@ -591,6 +646,53 @@ mod tests {
         assert_eq!((flows[0].src, flows[0].dst), (NodeId(0), NodeId(1)));
         assert!(all_to_all(&hosts(1), 1, Time::ZERO, 0).is_err());
         assert!(all_to_all(&h, 0, Time::ZERO, 0).is_err());
+    }
+
+    #[test]
+    fn ring_sends_to_both_neighbours_every_round() {
+        let h = hosts(6);
+        let us = Time::from_us(1);
+        let flows =
+            ring(&h, 8, us, (Time::from_us(10), 3), 2, &mut rng_from_seed(3)).expect("valid");
+        assert_eq!(flows.len(), 3 * 12);
+        for (k, round) in flows.chunks(12).enumerate() {
+            assert!(round
+                .iter()
+                .all(|f| f.start == Time::from_us(1 + 10 * k as u64)));
+            // Every host sends two and receives two, and the pairs form one cycle.
+            for x in &h {
+                assert_eq!(round.iter().filter(|f| f.src == *x).count(), 2);
+                assert_eq!(round.iter().filter(|f| f.dst == *x).count(), 2);
+            }
+            let next: std::collections::HashMap<NodeId, NodeId> =
+                round.iter().step_by(2).map(|f| (f.src, f.dst)).collect();
+            let mut at = h[0];
+            for _ in 0..h.len() {
+                at = next[&at];
+            }
+            assert_eq!(at, h[0], "the successors close one ring of all hosts");
+            let mut seen = HashSet::new();
+            let mut at = h[0];
+            while seen.insert(at) {
+                at = next[&at];
+            }
+            assert_eq!(seen.len(), h.len());
+            // The predecessor flow goes back along the ring.
+            for pair in round.chunks(2) {
+                assert_eq!(next[&pair[1].dst], pair[0].src);
+            }
+        }
+        assert_eq!(
+            flows,
+            ring(&h, 8, us, (Time::from_us(10), 3), 2, &mut rng_from_seed(3)).expect("valid")
+        );
+        let two = ring(&hosts(2), 8, us, (us, 1), 0, &mut rng_from_seed(1)).expect("valid");
+        assert_eq!(two.len(), 2);
+        let mut r = rng_from_seed(0);
+        assert!(ring(&h, 8, us, (us, 0), 0, &mut r).is_err());
+        assert!(ring(&h, 8, us, (Time::ZERO, 2), 0, &mut r).is_err());
+        assert!(ring(&h, 0, us, (us, 1), 0, &mut r).is_err());
+        assert!(ring(&hosts(1), 8, us, (us, 1), 0, &mut r).is_err());
     }
 
     #[test]

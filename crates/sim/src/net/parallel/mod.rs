@@ -486,9 +486,14 @@ impl Partitioned {
                 .flatten()
                 .min();
             let Some(at) = next.filter(|&t| t <= limit) else {
-                return self.advance(limit);
+                let ended = self.advance(limit);
+                if ended {
+                    self.check_idle_deadlock();
+                }
+                return ended;
             };
             if self.advance(at) {
+                self.check_idle_deadlock();
                 return true;
             }
             // The watchdog first: a storm it ends may be what would have deadlocked.
@@ -523,6 +528,27 @@ impl Partitioned {
             self.next_check = None;
             return false;
         };
+        if self.stop_if_deadlocked(now, detection) {
+            return true;
+        }
+        // Nothing can deadlock before something happens: skip idle time.
+        let next_event = self.next_event_time();
+        self.next_check = next_event.map(|e| e.max(now + half(detection)));
+        false
+    }
+
+    /// A run that went idle with detection on: queues still blocked for credit will never
+    /// be unblocked (no event is left to bring credit), so a cycle of them is a deadlock
+    /// whatever the detection time (a PFC pause always ends, with an event, first).
+    fn check_idle_deadlock(&mut self) {
+        if self.stop_reason() == Some(StopReason::Idle) && self.config_detection().is_some() {
+            let now = self.now();
+            self.stop_if_deadlocked(now, Time::ZERO);
+        }
+    }
+
+    /// Stops the run at `now` if queues stalled for `detection` or longer form a cycle.
+    fn stop_if_deadlocked(&mut self, now: Time, detection: Time) -> bool {
         let mut view = deadlock::StallView::default();
         for p in &self.parts {
             view.absorb(lock(p).stall_view(now, detection));
@@ -531,16 +557,13 @@ impl Partitioned {
             let first = lock(&self.parts[0]);
             deadlock::find_deadlock(&view, now, |gp| first.peer_port(gp))
         };
-        if let Some(d) = found {
-            self.deadlock = Some(d);
-            self.end_all(StopReason::Deadlock, now);
-            self.stop = Some(StopReason::Deadlock);
-            return true;
-        }
-        // Nothing can deadlock before something happens: skip idle time.
-        let next_event = self.next_event_time();
-        self.next_check = next_event.map(|e| e.max(now + half(detection)));
-        false
+        let Some(d) = found else {
+            return false;
+        };
+        self.deadlock = Some(d);
+        self.end_all(StopReason::Deadlock, now);
+        self.stop = Some(StopReason::Deadlock);
+        true
     }
 
     /// The time of the next pending event of any part (between windows, the run's next).
