@@ -265,13 +265,14 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .filter(|k| k.starts_with("credit.ports")),
     );
     // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
-    // incast-isolation, fabric-link and injection-limit examples the parts of its
-    // congestion management.
+    // incast-isolation, fabric-link, injection-limit and ilid-limits examples the parts of
+    // its congestion management.
     for example in [
         "dragonfly",
         "incast-isolation",
         "fabric-link",
         "injection-limit",
+        "ilid-limits",
     ] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")

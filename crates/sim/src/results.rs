@@ -367,11 +367,37 @@ pub struct ChannelStats {
     /// With hop-by-hop credits: times a channel started metering its upstream hop, and
     /// HeadroomACKs sent (clears included).
     pub hop_credits: Option<(u64, u64)>,
-    /// With injection limits: the limit per host port and the most one port had in
-    /// flight, bytes (in whole units of the channels' counters).
-    pub injection: Option<(u64, u64)>,
+    /// With injection limits: the limits, and the most one port had in flight.
+    pub injection: Option<InjectionStats>,
     /// Per switch: its channels.
     pub switches: Vec<SwitchChannels>,
+}
+
+/// The ingress edges' injection limits over a run, bytes (in whole units of the channels'
+/// counters, but for the node limit, as configured).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct InjectionStats {
+    /// The limit per host port (`None`: none).
+    pub port_limit: Option<u64>,
+    /// The node limit the ILIDs share (`None`: none).
+    pub node_limit: Option<u64>,
+    /// The most one host port had in flight.
+    pub peak: u64,
+    /// Per ILID (all 8 with ILID limits, none without).
+    pub ilids: Vec<IlidStats>,
+}
+
+/// One ILID's limits and use over a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IlidStats {
+    /// The ILID.
+    pub ilid: u8,
+    /// Its absolute limit, bytes as configured (`None`: none).
+    pub limit: Option<u64>,
+    /// Its ratio in the split of the node limit.
+    pub ratio: u32,
+    /// The most one host port had of it in flight, bytes (whole units).
+    pub peak: u64,
 }
 
 /// The flow channels of one switch over a run.

@@ -468,12 +468,77 @@ fn a_port_injection_limit_bounds_what_an_incast_has_in_the_fabric() {
         limited_incast <= plain_incast * 1.02,
         "the incast loses nothing by it: {limited_incast} vs {plain_incast}"
     );
-    let (limit, peak) = limited
+    let inj = limited
         .channels
         .as_ref()
-        .and_then(|c| c.injection)
+        .and_then(|c| c.injection.clone())
         .expect("injection counts");
+    let (limit, peak) = (inj.port_limit.expect("a port limit"), inj.peak);
     assert_eq!(limit, 64 * 1024);
     assert!(peak <= limit && peak > limit / 2, "peak {peak} of {limit}");
-    assert_eq!(plain.channels.as_ref().and_then(|c| c.injection), None);
+    assert!(inj.ilids.is_empty() && inj.node_limit.is_none());
+    assert_eq!(
+        plain.channels.as_ref().and_then(|c| c.injection.clone()),
+        None
+    );
+}
+
+/// Host 0 sends 2 MB to host 8 for application 1 (ILID 0) and 2 MB to host 9 for
+/// application 2 (ILID 1), both at once, under a node limit of 32 KiB that the ILIDs share
+/// with ratios `ratios`; returns the FCTs (application 1, application 2) and the run.
+fn two_applications(ratios: (u32, u32)) -> (f64, f64, RunResults) {
+    let fabric = channels(&format!(
+        "[fabric.flow_channels.injection]\nnode = \"32KiB\"\n\
+         [[fabric.flow_channels.injection.ilid]]\nid = 0\napps = [1]\nratio = {}\n\
+         [[fabric.flow_channels.injection.ilid]]\nid = 1\napps = [2]\nratio = {}\n\
+         [fabric.flow_channels.fgfc]",
+        ratios.0, ratios.1
+    ));
+    let app = |app: u32, dst: u32| {
+        format!(
+            "[[workload]]\nkind = \"flows\"\napp = {app}\n[[workload.flow]]\nsrc = 0\n\
+             dst = {dst}\nsize = \"2MB\"\n"
+        )
+    };
+    let cfg = one_spine(
+        (2, 8, "800Gbps"),
+        "4MiB",
+        &fabric,
+        &format!("{}{}", app(1, 8), app(2, 9)),
+    );
+    let r = run_checked(cfg, Time::from_us(20));
+    assert_drained(&r, "two applications");
+    let fct = |i: usize| r.flows[i].fct().expect("finished").as_secs_f64();
+    (fct(0), fct(1), r)
+}
+
+#[test]
+fn ilids_share_a_node_limit_by_their_ratios() {
+    // Equal ratios: 16 KiB each while both send, so they finish together.
+    let (one, two, _) = two_applications((1, 1));
+    assert!((one / two - 1.0).abs() < 0.05, "{one} vs {two}");
+    // 3 : 1: application 1 has 24 KiB in flight to application 2's 8 KiB and runs about
+    // three times as fast; application 2 then has all 32 KiB: 2 MB / 3 of the rate, then
+    // the rest at all of it, 2 / 3 of the time the equal split takes... give or take.
+    let (fast, slow, r) = two_applications((3, 1));
+    assert!(fast / slow < 0.75, "{fast} vs {slow}");
+    assert!(
+        slow < two * 1.05,
+        "the slower one loses nothing overall: {slow} vs {two}"
+    );
+    let inj = r
+        .channels
+        .as_ref()
+        .and_then(|c| c.injection.clone())
+        .expect("injection counts");
+    assert_eq!(inj.node_limit, Some(32 * 1024));
+    assert_eq!(inj.port_limit, None);
+    assert_eq!(inj.ilids.len(), 8);
+    assert_eq!((inj.ilids[0].ratio, inj.ilids[1].ratio), (3, 1));
+    let frame = 1_300;
+    // ILID 0 is alone at first (the whole node limit), ILID 1 alone at the end.
+    for l in &inj.ilids[..2] {
+        assert!(l.peak <= 32 * 1024 + frame && l.peak > 16 * 1024, "{l:?}");
+    }
+    assert!(inj.ilids[2..].iter().all(|l| l.peak == 0));
 }

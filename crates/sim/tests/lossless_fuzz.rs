@@ -47,8 +47,8 @@ use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
     AlphaPolicy, Arbitration, CcConfig, ChannelRouting, CreditGrant, DetectorConfig, EcnPoint,
-    EdgeMatch, FlowChannelParams, FlowControlKind, HeadroomSizing, LinkFabric, SchemeConfig,
-    SimConfig, WindowConfig,
+    EdgeMatch, FlowChannelParams, FlowControlKind, HeadroomSizing, IlidInjectionConfig, LinkFabric,
+    SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -488,6 +488,30 @@ fn case(seed: u64) -> Case {
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; port limit {:?}", p.port_injection_limit));
         }
+        // ILID limits in half of those with a channel per flow: flows spread over four
+        // applications on up to three ILIDs, a node limit from below one frame up.
+        if p.edge_match == EdgeMatch::Flow && rng.gen_bool(0.5) {
+            let mut c = IlidInjectionConfig {
+                node: pick(&mut rng, &[None, Some(500u64), Some(4_000), Some(64_000)]),
+                ..IlidInjectionConfig::default()
+            };
+            for app in 1..4u32 {
+                c.apps[rng.gen_range(0..3usize)] |= 1 << app;
+            }
+            for i in 0..3 {
+                c.ratio[i] = pick(&mut rng, &[1u32, 3]);
+                c.limit[i] = pick(&mut rng, &[None, Some(2_000u64)]);
+            }
+            if c.node.is_none() && c.limit[..3].iter().all(Option::is_none) {
+                c.limit[0] = Some(1_000);
+            }
+            cfg.flow_apps = (0..cfg.flows.len())
+                .map(|_| rng.gen_range(0..4u8))
+                .collect();
+            p.ilid_injection = Some(c);
+            cfg.switch.scheduler.arbitration = Arbitration::Flow;
+            channels.push_str(&format!("; ILIDs {c:?} apps {:?}", cfg.flow_apps));
+        }
     }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
@@ -655,6 +679,7 @@ fn scenarios_exercise_pfc() {
 #[test]
 fn scenarios_exercise_flow_channels() {
     let (mut cases, mut acked, mut waited, mut held, mut paused, mut metered) = (0, 0, 0, 0, 0, 0);
+    let (mut ilid_cases, mut ilid_held) = (0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -670,12 +695,18 @@ fn scenarios_exercise_flow_channels() {
         held += usize::from(ch.flow_limit_holds > 0);
         paused += usize::from(ch.fgfc.is_some_and(|(pauses, _)| pauses > 0));
         metered += usize::from(ch.hop_credits.is_some_and(|(flows, _)| flows > 0));
+        if ch.injection.as_ref().is_some_and(|i| !i.ilids.is_empty()) {
+            ilid_cases += 1;
+            // Held by an ILID's limit or another one: the run drained all the same.
+            ilid_held += usize::from(ch.flow_limit_holds > 0);
+        }
     }
     eprintln!(
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
          a flow at its injection limit, {paused} paused a source by FGFC, {metered} metered a \
-         flow hop by hop"
+         flow hop by hop, {ilid_cases} limited ILIDs ({ilid_held} of them held a flow)"
     );
+    assert!(ilid_held >= 1, "no case with ILID limits held a flow");
     assert!(metered >= 1, "no case metered a flow hop by hop");
     assert!(paused >= 1, "no case paused a source by FGFC");
     assert!(held >= 1, "no case held a flow at its injection limit");

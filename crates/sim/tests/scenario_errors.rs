@@ -994,14 +994,72 @@ fn flow_channel_errors_name_their_field() {
         "\"0B\"",
     );
     check(
+        &format!("{injection}ilids = 3\n"),
+        "fabric.flow_channels.injection.ilids",
+        "unknown key",
+        "ilids",
+    );
+    check(
         &format!("{injection}ilid = 3\n"),
         "fabric.flow_channels.injection.ilid",
-        "unknown key",
-        "ilid",
+        "expected an array, found an integer",
+        "3",
     );
     let e = err(&format!("{injection}port = \"16KiB\"\n"));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("a port injection limit holds"), "{e}");
+    // ILIDs: one per id 0 to 7, an application in one ILID at most, 127 reserved.
+    let ilid = |body: &str| {
+        format!(
+            "{injection}node = \"32KiB\"\n[[fabric.flow_channels.injection.ilid]]\n{body}\n\
+             [switch.scheduler]\narbitration = \"application\"\n"
+        )
+    };
+    check(
+        &ilid("id = 8"),
+        "fabric.flow_channels.injection.ilid[0].id",
+        "between 0 and 7",
+        "8",
+    );
+    check(
+        &ilid("id = 1\napps = [3, 127]"),
+        "fabric.flow_channels.injection.ilid[0].apps[1]",
+        "reserved for frames of no flow",
+        "127",
+    );
+    check(
+        &ilid("id = 1\napps = [3]\n[[fabric.flow_channels.injection.ilid]]\nid = 2\napps = [3]"),
+        "fabric.flow_channels.injection.ilid[1].apps[0]",
+        "application 3 is already mapped to ILID 1",
+        "3",
+    );
+    check(
+        &ilid("id = 1\n[[fabric.flow_channels.injection.ilid]]\nid = 1"),
+        "fabric.flow_channels.injection.ilid[1].id",
+        "ILID 1 is listed twice",
+        "1",
+    );
+    check(
+        &ilid("id = 1\nratio = 0"),
+        "fabric.flow_channels.injection.ilid[0].ratio",
+        "between 1",
+        "0",
+    );
+    check(
+        &ilid("id = 1\nlimit = \"0B\""),
+        "fabric.flow_channels.injection.ilid[0].limit",
+        "must be greater than zero",
+        "\"0B\"",
+    );
+    let e = err(&ilid("id = 1").replace(
+        "[fabric.flow_channels.injection]",
+        "[fabric.flow_channels]\nmatch = \"destination\"\n[fabric.flow_channels.injection]",
+    ));
+    assert_eq!(e.field(), Some("fabric.flow_channels.match"), "{e}");
+    assert!(e.reason().contains("set it to \"flow\""), "{e}");
+    let e = err(&ilid("id = 1").replace("arbitration = \"application\"", "arbitration = \"fifo\""));
+    assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
+    assert!(e.reason().contains("ILID injection limits hold"), "{e}");
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

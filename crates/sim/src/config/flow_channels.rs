@@ -13,6 +13,7 @@ use headroom_mech::endpoint_congestion::{EndpointConfig, EndpointConfigError};
 use headroom_mech::fgfc::{FgfcConfig, FgfcConfigError};
 use headroom_mech::flow_channel::FlowChannelConfig;
 use headroom_mech::hop_credit::HopCreditConfig;
+use headroom_mech::injection::{IlidLimits, ILIDS};
 use headroom_mech::units::Time;
 use serde::Serialize;
 
@@ -93,6 +94,58 @@ pub struct FlowChannelParams {
     /// (`None`: no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_injection_limit: Option<u64>,
+    /// Injection limits per ILID within each host port (`None`: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ilid_injection: Option<IlidInjectionConfig>,
+}
+
+/// Injection limits per injection limit id (ILID) at the ingress edges
+/// (`[[fabric.flow_channels.injection.ilid]]` and `node`): each application is mapped to an
+/// ILID, and each ILID of a host port may have at most the smaller of its absolute limit
+/// and its share of the node limit (split among the port's active ILIDs by their ratios)
+/// forwarded into the fabric and not yet acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IlidInjectionConfig {
+    /// Bytes shared among a port's active ILIDs by their ratios (`None`: no share).
+    pub node: Option<u64>,
+    /// Per ILID: its absolute limit in bytes (`None`: none).
+    pub limit: [Option<u64>; ILIDS],
+    /// Per ILID: its weight in the split of the node limit (at least 1).
+    pub ratio: [u32; ILIDS],
+    /// Per ILID: the applications mapped to it (bit `a`: application `a`); applications
+    /// no ILID lists are ILID 0's.
+    #[serde(skip)]
+    pub apps: [u128; ILIDS],
+}
+
+impl Default for IlidInjectionConfig {
+    fn default() -> Self {
+        IlidInjectionConfig {
+            node: None,
+            limit: [None; ILIDS],
+            ratio: [1; ILIDS],
+            apps: [0; ILIDS],
+        }
+    }
+}
+
+impl IlidInjectionConfig {
+    /// The ILID of application `app`.
+    pub fn ilid_of(&self, app: u8) -> u8 {
+        let bit = 1u128 << (app & 127);
+        // At most 8 ILIDs, so the position fits in u8.
+        self.apps.iter().position(|m| m & bit != 0).unwrap_or(0) as u8
+    }
+
+    /// The limits in units of `unit` bytes (a limit below one unit is one unit).
+    pub fn in_units(&self, unit: u32) -> IlidLimits {
+        let units = |bytes: u64| (bytes / u64::from(unit.max(1))).max(1);
+        IlidLimits {
+            limit: self.limit.map(|l| l.map(units)),
+            ratio: self.ratio,
+            node: self.node.map(units),
+        }
+    }
 }
 
 impl Default for FlowChannelParams {
@@ -112,6 +165,7 @@ impl Default for FlowChannelParams {
             fgfc: None,
             hop_credits: None,
             port_injection_limit: None,
+            ilid_injection: None,
         }
     }
 }
@@ -201,6 +255,8 @@ impl FlowChannelParams {
             Some("hop-by-hop credits hold metered flows without credit")
         } else if self.port_injection_limit.is_some() {
             Some("a port injection limit holds the flows of a port at its limit")
+        } else if self.ilid_injection.is_some() {
+            Some("ILID injection limits hold the flows of an ILID at its limit")
         } else {
             None
         };
@@ -217,6 +273,15 @@ impl FlowChannelParams {
                     ),
                 );
             }
+        }
+        if self.ilid_injection.is_some() && self.edge_match != EdgeMatch::Flow {
+            return param(
+                "fabric.flow_channels.match",
+                "ILID injection limits count a channel's data against its application's ILID, \
+                 and a channel shared by a host's flows to one destination may carry several \
+                 applications: set it to \"flow\""
+                    .into(),
+            );
         }
         if let Some(f) = &self.fgfc {
             if let Err(err) = f.validate() {

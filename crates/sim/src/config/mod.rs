@@ -36,7 +36,7 @@ pub use fabric::{
     CreditConfig, CreditGrant, FabricConfig, FlowControlKind, LinkFabric, SlToVl,
     IDENTITY_SL_TO_VL, UPDATE_SYMBOLS,
 };
-pub use flow_channels::{ChannelRouting, EdgeMatch, FlowChannelParams};
+pub use flow_channels::{ChannelRouting, EdgeMatch, FlowChannelParams, IlidInjectionConfig};
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 
 /// Everything one run needs.

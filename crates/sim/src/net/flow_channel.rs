@@ -259,7 +259,7 @@ pub(super) fn channel_gate(
                 && fc
                     .injection
                     .as_ref()
-                    .is_none_or(|inj| inj.may_inject(s, pk.in_port, units))
+                    .is_none_or(|inj| inj.may_inject(s, pk.in_port, pk.flow, units))
                 && fc
                     .hop
                     .as_ref()
@@ -497,7 +497,7 @@ impl Simulation {
                     .as_deref_mut()
                     .and_then(|fc| fc.injection.as_mut())
                 {
-                    inj.injected(gp_in, units);
+                    inj.injected(gp_in, pk.channel, pk.flow, units);
                 }
                 let Some(fc) = self.channels.as_deref_mut() else {
                     return;
@@ -546,7 +546,7 @@ impl Simulation {
         } else {
             fc.stats.acks_home += 1;
             if let Some(inj) = fc.injection.as_mut() {
-                if let Err(e) = inj.acked(gp, units) {
+                if let Err(e) = inj.acked(gp, up.id, units, up.released) {
                     if fc.fault.is_none() {
                         fc.fault = Some(format!("injection at port {gp}: {e}"));
                     }
@@ -849,6 +849,17 @@ impl Simulation {
                             inj.in_flight(gp)
                         ));
                     }
+                    if let Some(per_ilid) = inj.ilid_in_flight(gp) {
+                        let sum: u64 = per_ilid.iter().sum();
+                        if sum != inj.in_flight(gp) {
+                            return Err(format!(
+                                "switch {} port {local}: ILIDs have {per_ilid:?} units in \
+                                 flight, the port {}",
+                                sw.node,
+                                inj.in_flight(gp)
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -898,7 +909,24 @@ impl Simulation {
         }
         if let Some(inj) = &fc.injection {
             let unit = u64::from(fc.params.unit);
-            st.injection = Some((inj.limit() * unit, inj.peak() * unit));
+            let ilids = match (fc.params.ilid_injection, inj.ilid_peaks()) {
+                (Some(cfg), Some(peaks)) => (0..peaks.len())
+                    .map(|i| crate::results::IlidStats {
+                        // At most 8 ILIDs.
+                        ilid: i as u8,
+                        limit: cfg.limit[i],
+                        ratio: cfg.ratio[i],
+                        peak: peaks[i] * unit,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            st.injection = Some(crate::results::InjectionStats {
+                port_limit: inj.limit().map(|l| l * unit),
+                node_limit: fc.params.ilid_injection.and_then(|c| c.node),
+                peak: inj.peak() * unit,
+                ilids,
+            });
         }
         st.flow_limit_holds = self.arbitration.holds();
         Some(st)

@@ -448,7 +448,7 @@ impl Simulation {
             let frame_bytes = sim.cfg.host.largest_data_frame() + sim.cfg.link.frame_overhead;
             let mut fc =
                 flow_channel::ChannelFabric::new(params, &ports_of, sim.ports.len(), frame_bytes);
-            if let Some(limit) = params.port_injection_limit {
+            if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
                 let from_host: Vec<bool> = sim
                     .ports
                     .iter()
@@ -457,8 +457,17 @@ impl Simulation {
                     })
                     .collect();
                 let first_port = sim.switches.iter().map(|s| s.port(0)).collect();
-                let units = limit / u64::from(params.unit.max(1));
-                fc.injection = Some(injection::EdgeInjection::new(units, &from_host, first_port));
+                let unit = u64::from(params.unit.max(1));
+                let port_limit = params.port_injection_limit.map(|l| l / unit);
+                let ilids = params.ilid_injection.map(|c| {
+                    let ilid_of_flow = (0..sim.cfg.flows.len())
+                        .map(|f| c.ilid_of(sim.cfg.flow_apps.get(f).copied().unwrap_or(0)))
+                        .collect();
+                    (c.in_units(params.unit), ilid_of_flow)
+                });
+                fc.injection = Some(injection::EdgeInjection::new(
+                    port_limit, ilids, &from_host, first_port,
+                ));
             }
             sim.channels = Some(Box::new(fc));
         }

@@ -53,12 +53,32 @@ pub struct ChannelSummary {
     pub switches: Vec<SwitchChannels>,
 }
 
-/// The ingress edges' injection limit over a run.
+/// The ingress edges' injection limits over a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InjectionSummary {
-    /// Bytes one host port may have in the fabric, unacknowledged (whole units).
-    pub port_limit_bytes: u64,
+    /// Bytes one host port may have in the fabric, unacknowledged (whole units; `None`:
+    /// no port limit).
+    pub port_limit_bytes: Option<u64>,
     /// The most one host port had (whole units).
+    pub peak_in_flight_bytes: u64,
+    /// The node limit the ILIDs of a port share by their ratios (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_limit_bytes: Option<u64>,
+    /// Per ILID, with ILID limits (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ilids: Vec<IlidSummary>,
+}
+
+/// One ILID's limits and what one host port had of it in flight at most.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IlidSummary {
+    /// The ILID (0 to 7).
+    pub ilid: u8,
+    /// Its absolute limit (`None`: none).
+    pub limit_bytes: Option<u64>,
+    /// Its ratio in the split of the node limit.
+    pub ratio: u32,
+    /// The most one host port had of it in flight (whole units).
     pub peak_in_flight_bytes: u64,
 }
 
@@ -120,14 +140,21 @@ impl ChannelSummary {
                 pause_frames,
                 resume_frames,
             }),
-            injection: st
-                .injection
-                .map(
-                    |(port_limit_bytes, peak_in_flight_bytes)| InjectionSummary {
-                        port_limit_bytes,
-                        peak_in_flight_bytes,
-                    },
-                ),
+            injection: st.injection.as_ref().map(|i| InjectionSummary {
+                port_limit_bytes: i.port_limit,
+                peak_in_flight_bytes: i.peak,
+                node_limit_bytes: i.node_limit,
+                ilids: i
+                    .ilids
+                    .iter()
+                    .map(|l| IlidSummary {
+                        ilid: l.ilid,
+                        limit_bytes: l.limit,
+                        ratio: l.ratio,
+                        peak_in_flight_bytes: l.peak,
+                    })
+                    .collect(),
+            }),
             hop_credits: st
                 .hop_credits
                 .map(|(metered_flows, headroom_acks)| HopCreditSummary {
@@ -155,10 +182,23 @@ impl ChannelSummary {
             None => String::new(),
         };
         let injection = match &self.injection {
-            Some(i) => format!(
-                "; injection limit {} B per host port, {} B at most in flight",
-                i.port_limit_bytes, i.peak_in_flight_bytes
-            ),
+            Some(i) => {
+                let port = match i.port_limit_bytes {
+                    Some(l) => format!("injection limit {l} B per host port"),
+                    None => "no port injection limit".to_string(),
+                };
+                let ilids = match i.node_limit_bytes {
+                    Some(n) if !i.ilids.is_empty() => {
+                        format!(" (ILIDs share {n} B per port by their ratios)")
+                    }
+                    _ if !i.ilids.is_empty() => " (ILID limits)".to_string(),
+                    _ => String::new(),
+                };
+                format!(
+                    "; {port}{ilids}, {} B at most in flight",
+                    i.peak_in_flight_bytes
+                )
+            }
             None => String::new(),
         };
         let hop = match &self.hop_credits {

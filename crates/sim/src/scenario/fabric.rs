@@ -10,11 +10,13 @@
 use super::fields::{Cx, Fld, Res, V};
 use crate::config::{
     ChannelRouting, CreditGrant, EdgeMatch, FabricConfig, FlowChannelParams, FlowControlKind,
-    SlToVl,
+    IlidInjectionConfig, SlToVl,
 };
 use headroom_mech::endpoint_congestion::{EndpointConfig, MAX_LEVELS};
 use headroom_mech::fgfc::FgfcConfig;
 use headroom_mech::hop_credit::HopCreditConfig;
+use headroom_mech::injection::ILIDS;
+use headroom_mech::inq_arbiter::NO_FLOW_APPG;
 use headroom_mech::PRIORITIES;
 
 /// The kinds of flow control, by name.
@@ -181,12 +183,71 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     }
     if let Some(x) = t.get(cx, "injection") {
         let mut t = x.table(cx)?;
-        t.check_keys(cx, &["port"])?;
+        t.check_keys(cx, &["port", "node", "ilid"])?;
         if let Some(x) = t.get(cx, "port") {
             p.port_injection_limit = Some(x.positive_bytes(cx)?);
         }
+        let node = t.get(cx, "node");
+        let ilids = t.get(cx, "ilid");
+        if node.is_some() || ilids.is_some() {
+            let mut c = IlidInjectionConfig::default();
+            if let Some(x) = node {
+                c.node = Some(x.positive_bytes(cx)?);
+            }
+            if let Some(x) = ilids {
+                parse_ilids(cx, &x, &mut c)?;
+            }
+            p.ilid_injection = Some(c);
+        }
     }
     Ok(link)
+}
+
+/// `[[fabric.flow_channels.injection.ilid]]`: each entry's ILID (`id`, 0 to 7, once), the
+/// applications mapped to it (each in one ILID at most; 127 is reserved for frames of no
+/// flow), its absolute limit and its ratio.
+fn parse_ilids(cx: &Cx, f: &Fld, c: &mut IlidInjectionConfig) -> Res<()> {
+    let mut listed = 0u8;
+    for (i, node) in f.array(cx)?.iter().enumerate() {
+        let e = f.elem(i, node);
+        let mut t = e.table(cx)?;
+        t.check_keys(cx, &["id", "apps", "limit", "ratio"])?;
+        let idf = t.req(cx, "id")?;
+        // 0..=7 fits in usize.
+        let id = idf.uint(cx, 0, ILIDS as u64 - 1)? as usize;
+        if listed & (1 << id) != 0 {
+            return Err(idf.err(cx, format!("ILID {id} is listed twice")));
+        }
+        listed |= 1 << id;
+        if let Some(af) = t.get(cx, "apps") {
+            for (k, an) in af.array(cx)?.iter().enumerate() {
+                let a = af.elem(k, an);
+                let app = a.uint(cx, 0, u64::from(NO_FLOW_APPG))?;
+                if app == u64::from(NO_FLOW_APPG) {
+                    return Err(a.err(
+                        cx,
+                        format!("application {NO_FLOW_APPG} is reserved for frames of no flow"),
+                    ));
+                }
+                let bit = 1u128 << app;
+                if let Some(other) = c.apps.iter().position(|m| m & bit != 0) {
+                    return Err(a.err(
+                        cx,
+                        format!("application {app} is already mapped to ILID {other}"),
+                    ));
+                }
+                c.apps[id] |= bit;
+            }
+        }
+        if let Some(x) = t.get(cx, "limit") {
+            c.limit[id] = Some(x.positive_bytes(cx)?);
+        }
+        if let Some(x) = t.get(cx, "ratio") {
+            // 1..=u32::MAX fits.
+            c.ratio[id] = x.uint(cx, 1, u64::from(u32::MAX))? as u32;
+        }
+    }
+    Ok(())
 }
 
 /// `[fabric.flow_channels.hop_credits]`: per-flow hop-by-hop credits, their defaults for
