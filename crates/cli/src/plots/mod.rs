@@ -13,6 +13,8 @@
 //! | `pfc_timeline` | paused intervals per (node, port, priority), top 30 rows by PAUSE count | no PFC frame |
 //! | `credit_timeline` | intervals waiting for credit per (node, port, VL), top 30 rows by time blocked | no blocked episode logged |
 //! | `queue_states` | congestion-detection state per sample interval of each switch egress queue ever undetermined (TCD), top 30 | no queue undetermined, or no sampling |
+//! | `source_shares` | share of the delivered bytes per source host (bars) | fewer than 2 or more than 64 source hosts |
+//! | `application_shares` | share of the delivered bytes per application (bars) | fewer than 2 applications |
 //!
 //! The occupancy plot needs `buffer_samples` (taken whenever sampling is on).
 //! `queue_samples` alone are not used: they record only non-empty queues, so the instants
@@ -50,6 +52,7 @@ use timeline::{timeline_chart, TimelineData};
 
 mod lines;
 mod queue_states;
+mod shares;
 mod timeline;
 
 pub use lines::{LineData, LineGroup};
@@ -186,12 +189,19 @@ pub fn write_plots(
     if let Some(st) = queue_states::StateTimeline::new(results) {
         render(dir, "queue_states", &mut written, &Plot::States(&st))?;
     }
+    if let Some(bars) = shares::sources(results) {
+        render(dir, "source_shares", &mut written, &Plot::Bars(&bars))?;
+    }
+    if let Some(bars) = shares::applications(summary) {
+        render(dir, "application_shares", &mut written, &Plot::Bars(&bars))?;
+    }
     Ok(written)
 }
 
 /// Writes the plots comparing several runs of one scenario (`(label, results)`, e.g. one per
-/// headroom scheme): the FCT slowdown CDFs overlaid, and PAUSE frames sent per run (queue-
-/// and port-level). Returns the files written.
+/// headroom scheme): the FCT slowdown CDFs overlaid, PAUSE frames sent per run (queue- and
+/// port-level), and each source host's share of the delivered bytes per run (2 to 64
+/// sources). Returns the files written.
 pub fn write_compare_plots(
     dir: &Path,
     runs: &[(String, &RunResults)],
@@ -267,6 +277,14 @@ pub fn write_compare_plots(
         ],
     };
     render(dir, "compare_pauses", &mut written, &Plot::Bars(&bars))?;
+    if let Some(bars) = shares::compared(runs) {
+        render(
+            dir,
+            "compare_source_shares",
+            &mut written,
+            &Plot::Bars(&bars),
+        )?;
+    }
     Ok(written)
 }
 
