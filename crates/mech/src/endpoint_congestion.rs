@@ -21,10 +21,17 @@
 //! queues give higher severities and lower limits, which shrink the queue: the loop settles
 //! where an incast's flows together keep about the limit each in flight.
 //!
+//! The same table may give a severity its own watermarks (`high`, `target`, `drop`) for the
+//! flow's queues at every hop: what FGFC and per-flow hop-by-hop credits compare a
+//! congested flow's queue with instead of their own ([`EndpointConfig::watermarks_for`]),
+//! so that a more severe congestion throttles its flows earlier. Severities beyond the
+//! last entry given use the last.
+//!
 //! Invariants (tests at the bottom): the monitor's bytes and packets are what was enqueued
 //! less what was dequeued (a dequeue of more than is queued is clamped, never wraps);
 //! severity is 0 exactly when no measure exceeds its threshold, and never above `levels`;
-//! limits never rise with severity (checked by [`EndpointConfig::validate`]).
+//! limits never rise with severity, and watermarks neither (each `drop < target < high`),
+//! as [`EndpointConfig::validate`] checks.
 
 use crate::units::{Rate, Time};
 use thiserror::Error;
@@ -49,6 +56,25 @@ pub struct EndpointConfig {
     pub limits: [u64; MAX_LEVELS],
     /// Severity levels (1 to [`MAX_LEVELS`]).
     pub levels: u8,
+    /// Severity `s` gives its flows' queues the watermarks `watermarks[s − 1]`; the first
+    /// `watermark_levels` entries are given (0: none, every severity keeps FGFC's and the
+    /// hop credits' own), and severities beyond them use the last.
+    pub watermarks: [Watermarks; MAX_LEVELS],
+    /// Entries of `watermarks` given (0 to `levels`).
+    pub watermark_levels: u8,
+}
+
+/// The watermarks of a flow's queue at a hop: FGFC pauses its source above `target` until
+/// it falls below `drop`; hop-by-hop credits meter it above `target`, return no credit above
+/// `high` and stop below `drop`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Watermarks {
+    /// No credit comes back above this (hop-by-hop credits).
+    pub high: u64,
+    /// Throttling starts above this.
+    pub target: u64,
+    /// ... and ends below this.
+    pub drop: u64,
 }
 
 impl Default for EndpointConfig {
@@ -60,6 +86,8 @@ impl Default for EndpointConfig {
             window: Time::from_ns(1000),
             limits: [65536, 32768, 16384, 8192, 4096, 0, 0, 0],
             levels: 6,
+            watermarks: [Watermarks::default(); MAX_LEVELS],
+            watermark_levels: 0,
         }
     }
 }
@@ -86,6 +114,40 @@ pub enum EndpointConfigError {
         /// The level below it.
         prev_level: usize,
         /// Its limit.
+        prev: u64,
+    },
+    /// More watermark entries than severity levels.
+    #[error("{given} watermark entries for {levels} severity levels")]
+    WatermarkLevels {
+        /// Entries given.
+        given: usize,
+        /// Severity levels.
+        levels: usize,
+    },
+    /// A severity's watermarks are not `drop < target < high`.
+    #[error("severity {level}: watermarks must be drop < target < high, found drop {drop} B, target {target} B, high {high} B")]
+    WatermarkOrder {
+        /// The severity (1-based).
+        level: usize,
+        /// Its high watermark.
+        high: u64,
+        /// Its target.
+        target: u64,
+        /// Its drop watermark.
+        drop: u64,
+    },
+    /// A higher severity has a higher watermark than a lower one.
+    #[error("watermarks must not rise with severity: severity {level} has {what} {value} B, severity {prev_level} {prev} B")]
+    WatermarkRises {
+        /// The higher severity (1-based).
+        level: usize,
+        /// Which watermark.
+        what: &'static str,
+        /// Its value.
+        value: u64,
+        /// The severity below it.
+        prev_level: usize,
+        /// Its value.
         prev: u64,
     },
 }
@@ -119,7 +181,50 @@ impl EndpointConfig {
                 });
             }
         }
+        let given = usize::from(self.watermark_levels);
+        if given > levels {
+            return Err(EndpointConfigError::WatermarkLevels { given, levels });
+        }
+        for (l, w) in self.watermarks[..given].iter().enumerate() {
+            if !(w.drop < w.target && w.target < w.high) {
+                return Err(EndpointConfigError::WatermarkOrder {
+                    level: l + 1,
+                    high: w.high,
+                    target: w.target,
+                    drop: w.drop,
+                });
+            }
+            let Some(prev) = l.checked_sub(1).map(|p| self.watermarks[p]) else {
+                continue;
+            };
+            for (what, value, before) in [
+                ("high", w.high, prev.high),
+                ("target", w.target, prev.target),
+                ("drop", w.drop, prev.drop),
+            ] {
+                if value > before {
+                    return Err(EndpointConfigError::WatermarkRises {
+                        level: l + 1,
+                        what,
+                        value,
+                        prev_level: l,
+                        prev: before,
+                    });
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The watermarks of a flow whose channel carries severity `severity` (`None`: no
+    /// congestion, or no watermarks given, so the queue keeps FGFC's and the hop
+    /// credits' own).
+    pub fn watermarks_for(&self, severity: u8) -> Option<Watermarks> {
+        let given = usize::from(self.watermark_levels);
+        if severity == 0 || given == 0 {
+            return None;
+        }
+        Some(self.watermarks[usize::from(severity).min(given) - 1])
     }
 
     /// The severity of a buffer holding `bytes` in `packets` that grew `grown` bytes over
@@ -214,7 +319,64 @@ mod tests {
             window: Time::from_ns(100),
             limits: [8000, 4000, 2000, 0, 0, 0, 0, 0],
             levels: 4,
+            ..EndpointConfig::default()
         }
+    }
+
+    fn marks(high: u64, target: u64, drop: u64) -> Watermarks {
+        Watermarks { high, target, drop }
+    }
+
+    #[test]
+    fn watermarks_follow_severity_and_the_last_covers_the_rest() {
+        let mut c = cfg();
+        assert_eq!(c.watermarks_for(2), None, "none given");
+        c.watermarks[0] = marks(40_000, 20_000, 5_000);
+        c.watermarks[1] = marks(20_000, 8_000, 2_000);
+        c.watermark_levels = 2;
+        c.validate().expect("valid");
+        assert_eq!(c.watermarks_for(0), None, "no congestion");
+        assert_eq!(c.watermarks_for(1), Some(marks(40_000, 20_000, 5_000)));
+        assert_eq!(c.watermarks_for(4), Some(marks(20_000, 8_000, 2_000)));
+        let fgfc = crate::fgfc::FgfcConfig::default();
+        let under = fgfc.under(c.watermarks_for(3));
+        assert_eq!(
+            (under.target, under.drop, under.pause),
+            (8_000, 2_000, fgfc.pause)
+        );
+        let hop = crate::hop_credit::HopCreditConfig::default().under(c.watermarks_for(1));
+        assert_eq!((hop.high, hop.target, hop.drop), (40_000, 20_000, 5_000));
+        assert_eq!(fgfc.under(None), fgfc);
+    }
+
+    #[test]
+    fn watermarks_out_of_order_or_rising_are_refused() {
+        let mut c = cfg();
+        c.watermarks[0] = marks(40_000, 20_000, 20_000);
+        c.watermark_levels = 1;
+        assert!(matches!(
+            c.validate(),
+            Err(EndpointConfigError::WatermarkOrder { level: 1, .. })
+        ));
+        c.watermarks[0] = marks(40_000, 20_000, 5_000);
+        c.watermarks[1] = marks(50_000, 8_000, 2_000);
+        c.watermark_levels = 2;
+        assert!(matches!(
+            c.validate(),
+            Err(EndpointConfigError::WatermarkRises {
+                level: 2,
+                what: "high",
+                ..
+            })
+        ));
+        c.watermark_levels = 5;
+        assert!(matches!(
+            c.validate(),
+            Err(EndpointConfigError::WatermarkLevels {
+                given: 5,
+                levels: 4
+            })
+        ));
     }
 
     #[test]

@@ -61,6 +61,18 @@ pub enum FgfcConfigError {
 }
 
 impl FgfcConfig {
+    /// This configuration with a congested flow's watermarks (`None`: as it is).
+    pub fn under(&self, w: Option<crate::endpoint_congestion::Watermarks>) -> FgfcConfig {
+        match w {
+            Some(w) => FgfcConfig {
+                target: w.target,
+                drop: w.drop,
+                ..*self
+            },
+            None => *self,
+        }
+    }
+
     /// Checks the invariants of the module documentation.
     pub fn validate(&self) -> Result<(), FgfcConfigError> {
         if self.drop == 0 || self.drop >= self.target {

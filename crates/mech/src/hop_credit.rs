@@ -68,6 +68,19 @@ pub enum HopCreditConfigError {
 }
 
 impl HopCreditConfig {
+    /// This configuration with a congested flow's watermarks (`None`: as it is).
+    pub fn under(&self, w: Option<crate::endpoint_congestion::Watermarks>) -> HopCreditConfig {
+        match w {
+            Some(w) => HopCreditConfig {
+                high: w.high,
+                target: w.target,
+                drop: w.drop,
+                ..*self
+            },
+            None => *self,
+        }
+    }
+
     /// Checks the invariants of the module documentation.
     pub fn validate(&self) -> Result<(), HopCreditConfigError> {
         if self.drop == 0 || self.drop >= self.target || self.target >= self.high {

@@ -357,6 +357,45 @@ fn fgfc_pauses_the_held_sources_instead_of_their_links() {
     assert_eq!(held.channels.as_ref().and_then(|c| c.fgfc), None);
 }
 
+#[test]
+fn severity_watermarks_pause_congested_sources_earlier() {
+    // FGFC's own target (64 KiB per flow) lets each of the incast's 7 flows pile up that
+    // much at the sending leaf; severity watermarks (8 KiB from severity 1) pause their
+    // sources sooner, so the leaf holds far less, and nothing else changes.
+    let fgfc = "[fabric.flow_channels.endpoint]\n[fabric.flow_channels.fgfc]";
+    let marked = "[fabric.flow_channels.endpoint]\nwatermarks = [{ high = \"32KiB\", target = \
+                  \"8KiB\", drop = \"2KiB\" }]\n[fabric.flow_channels.fgfc]";
+    let [(own, own_victim, own_incast), (lower, lower_victim, lower_incast)] =
+        victim_before_and_after(
+            (
+                incast_with_victim(&channels(fgfc), "4MiB", 0),
+                "FGFC's own watermarks",
+            ),
+            (
+                incast_with_victim(&channels(marked), "4MiB", 0),
+                "severity watermarks",
+            ),
+        );
+    // The sending leaf is the first switch (node 16).
+    let leaf = |r: &RunResults| r.switches[0].peak_bytes;
+    assert!(
+        leaf(&lower) * 2 < leaf(&own),
+        "the sending leaf holds less: {} vs {}",
+        leaf(&lower),
+        leaf(&own)
+    );
+    let pauses = |r: &RunResults| r.channels.as_ref().and_then(|c| c.fgfc).map_or(0, |f| f.0);
+    assert!(pauses(&lower) > pauses(&own), "more FGFC pauses");
+    assert!(
+        lower_victim <= own_victim * 1.02,
+        "{lower_victim} vs {own_victim}"
+    );
+    assert!(
+        lower_incast <= own_incast * 1.02,
+        "{lower_incast} vs {own_incast}"
+    );
+}
+
 /// Hosts 0, 1 (leaf 0) and 4, 5 (leaf 1) send 500 KB each to hosts 8-11 (leaf 2) under one
 /// spine with 100 Gb/s uplinks: the spine's link to leaf 2 is congested (a fabric link, not
 /// an endpoint). Host 2 (leaf 0) sends 500 KB to host 6 (leaf 1), sharing leaf 0's uplink

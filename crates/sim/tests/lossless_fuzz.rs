@@ -39,7 +39,7 @@ use headroom_mech::buffer::Alpha;
 use headroom_mech::cc::{
     DcqcnConfig, DctcpConfig, HpccConfig, IbCcConfig, PowerTcpConfig, PowerTcpMode, TimelyConfig,
 };
-use headroom_mech::endpoint_congestion::EndpointConfig;
+use headroom_mech::endpoint_congestion::{EndpointConfig, Watermarks};
 use headroom_mech::fgfc::FgfcConfig;
 use headroom_mech::hop_credit::HopCreditConfig;
 use headroom_mech::pfc::PfcConfig;
@@ -447,10 +447,24 @@ fn case(seed: u64) -> Case {
                 ),
                 ..EndpointConfig::default()
             };
-            p.endpoint = Some(EndpointConfig {
+            let mut e = EndpointConfig {
                 levels: if e.limits[1] == 1000 { 3 } else { 6 },
                 ..e
-            });
+            };
+            // Severity watermarks in half of them, from above a frame to below one.
+            if rng.gen_bool(0.5) {
+                let first = pick(&mut rng, &[2_000u64, 16_000]);
+                for (i, w) in e.watermarks[..2].iter_mut().enumerate() {
+                    let target = first >> i;
+                    *w = Watermarks {
+                        high: target * 4,
+                        target,
+                        drop: target / 4,
+                    };
+                }
+                e.watermark_levels = 2;
+            }
+            p.endpoint = Some(e);
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; endpoint {:?}", p.endpoint));
         }

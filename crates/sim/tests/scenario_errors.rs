@@ -1008,6 +1008,41 @@ fn flow_channel_errors_name_their_field() {
     let e = err(&format!("{injection}port = \"16KiB\"\n"));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("a port injection limit holds"), "{e}");
+    // Severity watermarks: in order, not rising, no more than the severities.
+    let marks = |list: &str| {
+        format!(
+            "{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels.endpoint]\n\
+             limits = [\"8KiB\", \"0B\"]\nwatermarks = {list}\n[switch.scheduler]\n\
+             arbitration = \"flow\"\n"
+        )
+    };
+    let e = err(&marks(
+        "[{ high = \"8KiB\", target = \"8KiB\", drop = \"1KiB\" }]",
+    ));
+    assert_eq!(
+        e.field(),
+        Some("fabric.flow_channels.endpoint.watermarks"),
+        "{e}"
+    );
+    assert!(e.reason().contains("drop < target < high"), "{e}");
+    let e = err(&marks(
+        "[{ high = \"8KiB\", target = \"4KiB\", drop = \"1KiB\" }, { high = \"8KiB\", \
+         target = \"6KiB\", drop = \"1KiB\" }]",
+    ));
+    assert!(e.reason().contains("must not rise with severity"), "{e}");
+    let w = "{ high = \"8KiB\", target = \"4KiB\", drop = \"1KiB\" }";
+    check(
+        &marks(&format!("[{w}, {w}, {w}]")),
+        "fabric.flow_channels.endpoint.watermarks",
+        "expected 1 to 2 watermark entries",
+        &format!("[{w}, {w}, {w}]"),
+    );
+    check(
+        &marks("[{ high = \"8KiB\", target = \"4KiB\" }]"),
+        "fabric.flow_channels.endpoint.watermarks[0].drop",
+        "",
+        "{ high = \"8KiB\", target = \"4KiB\" }",
+    );
     // ILIDs: one per id 0 to 7, an application in one ILID at most, 127 reserved.
     let ilid = |body: &str| {
         format!(

@@ -239,6 +239,11 @@ impl FlowChannelParams {
                     }
                     EndpointConfigError::ZeroThreshold(_) => "fabric.flow_channels.endpoint.growth",
                     EndpointConfigError::ZeroWindow => "fabric.flow_channels.endpoint.window",
+                    EndpointConfigError::WatermarkLevels { .. }
+                    | EndpointConfigError::WatermarkOrder { .. }
+                    | EndpointConfigError::WatermarkRises { .. } => {
+                        "fabric.flow_channels.endpoint.watermarks"
+                    }
                 };
                 return param(field, err.to_string());
             }

@@ -22,6 +22,7 @@ use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::EdgeMatch;
 use crate::engine::Event;
+use headroom_mech::endpoint_congestion::Watermarks;
 use headroom_mech::fgfc::{FgfcConfig, FgfcEdge, FgfcFrame};
 use headroom_mech::pfc::PFC_FRAME_BYTES;
 use headroom_mech::units::Time;
@@ -49,26 +50,33 @@ impl FgfcEdges {
         }
     }
 
-    /// A frame of `channel` arrived at `now`, leaving `queued` bytes of it: the frame to
-    /// send its source, if any.
+    /// A frame of `channel` arrived at `now`, leaving `queued` bytes of it, under the
+    /// watermarks `marks` of its congestion (`None`: FGFC's own): the frame to send its
+    /// source, if any.
     pub(super) fn arrived(
         &mut self,
         channel: EdgeChannel,
         now: Time,
         queued: u64,
+        marks: Option<Watermarks>,
     ) -> Option<FgfcFrame> {
         let mut edge = self.on.get(&channel).copied().unwrap_or_default();
-        let frame = edge.arrived(&self.cfg, now, queued)?;
+        let frame = edge.arrived(&self.cfg.under(marks), now, queued)?;
         self.on.insert(channel, edge);
         self.pauses += 1;
         Some(frame)
     }
 
-    /// A frame of `channel` left, leaving `queued` bytes of it: the resume to send its
-    /// source, if the queue fell below the drop watermark.
-    pub(super) fn left(&mut self, channel: EdgeChannel, queued: u64) -> Option<FgfcFrame> {
+    /// A frame of `channel` left, leaving `queued` bytes of it, under the watermarks
+    /// `marks`: the resume to send its source, if the queue fell below the drop watermark.
+    pub(super) fn left(
+        &mut self,
+        channel: EdgeChannel,
+        queued: u64,
+        marks: Option<Watermarks>,
+    ) -> Option<FgfcFrame> {
         let edge = self.on.get_mut(&channel)?;
-        let frame = edge.left(&self.cfg, queued)?;
+        let frame = edge.left(&self.cfg.under(marks), queued)?;
         self.on.remove(&channel);
         self.resumes += 1;
         Some(frame)

@@ -49,7 +49,7 @@ use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
 use crate::results::ChannelStats;
 use crate::routing;
 use crate::topology::NodeId;
-use headroom_mech::endpoint_congestion::EgressMonitor;
+use headroom_mech::endpoint_congestion::{EgressMonitor, Watermarks};
 use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
@@ -378,6 +378,14 @@ impl Simulation {
         })
     }
 
+    /// The watermarks endpoint congestion management gives channel (`in_local`, `id`) at
+    /// switch `s` for the severity it carries (`None`: none, or not congested).
+    fn channel_watermarks(&self, s: u32, (in_local, id): (u16, u16)) -> Option<Watermarks> {
+        let fc = self.channels.as_deref()?;
+        let severity = fc.tables[s as usize].input(in_local, id)?.ep_congestion;
+        fc.params.endpoint?.watermarks_for(severity)
+    }
+
     /// Whether switch `s` has channel `id` in use on input port `in_local`.
     pub(super) fn channel_in_use(&self, s: u32, (in_local, id): (u16, u16)) -> bool {
         self.channels
@@ -391,10 +399,11 @@ impl Simulation {
         let now = self.now;
         let in_local = self.ports[port as usize].local;
         let queued = self.channel_queued(s, (in_local, id));
+        let marks = self.channel_watermarks(s, (in_local, id));
         let Some(edges) = self.channels.as_deref_mut().and_then(|fc| fc.fgfc.as_mut()) else {
             return;
         };
-        if let Some(frame) = edges.arrived((s, in_local, id), now, queued) {
+        if let Some(frame) = edges.arrived((s, in_local, id), now, queued, marks) {
             self.send_fgfc(port, (pk.flow, pk.dst), frame);
         }
     }
@@ -405,10 +414,11 @@ impl Simulation {
     fn hop_arrived(&mut self, s: u32, port: u32, id: u16) {
         let in_local = self.ports[port as usize].local;
         let queued = self.channel_queued(s, (in_local, id));
+        let marks = self.channel_watermarks(s, (in_local, id));
         let Some(hop) = self.channels.as_deref_mut().and_then(|fc| fc.hop.as_mut()) else {
             return;
         };
-        if let Some(ack) = hop.arrived((s, in_local, id), queued) {
+        if let Some(ack) = hop.arrived((s, in_local, id), queued, marks) {
             self.queue_ack(port, AckEntry::headroom(id, ack));
         }
     }
@@ -417,10 +427,11 @@ impl Simulation {
     /// hop-by-hop credits, a metered channel spends credit and a metering one returns it.
     fn hop_left(&mut self, s: u32, (in_local, id): (u16, u16), bytes: u64) {
         let queued = self.channel_queued(s, (in_local, id));
+        let marks = self.channel_watermarks(s, (in_local, id));
         let Some(hop) = self.channels.as_deref_mut().and_then(|fc| fc.hop.as_mut()) else {
             return;
         };
-        if let Some(ack) = hop.left((s, in_local, id), queued, bytes) {
+        if let Some(ack) = hop.left((s, in_local, id), (queued, bytes), marks) {
             let gp = self.switches[s as usize].port(in_local);
             if self.ports[gp as usize].peer_is_switch {
                 self.queue_ack(gp, AckEntry::headroom(id, ack));
@@ -432,10 +443,11 @@ impl Simulation {
     /// under FGFC, its source may resume.
     fn fgfc_left(&mut self, s: u32, (in_local, id): (u16, u16), pk: &Packet) {
         let queued = self.channel_queued(s, (in_local, id));
+        let marks = self.channel_watermarks(s, (in_local, id));
         let Some(edges) = self.channels.as_deref_mut().and_then(|fc| fc.fgfc.as_mut()) else {
             return;
         };
-        if let Some(frame) = edges.left((s, in_local, id), queued) {
+        if let Some(frame) = edges.left((s, in_local, id), queued, marks) {
             let gp = self.switches[s as usize].port(in_local);
             self.send_fgfc(gp, (pk.flow, pk.dst), frame);
         }

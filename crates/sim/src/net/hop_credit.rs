@@ -16,6 +16,7 @@
 //! HeadroomACK or a clear will come).
 
 use super::flow_channel::ChannelKey;
+use headroom_mech::endpoint_congestion::Watermarks;
 use headroom_mech::hop_credit::{HeadroomAck, HopCreditConfig, Metering};
 use std::collections::HashMap;
 
@@ -41,28 +42,34 @@ impl HopCredits {
         }
     }
 
-    /// A frame of `channel` from another switch joined its queue, leaving `queued` bytes:
-    /// the HeadroomACK to send upstream, if metering starts.
-    pub(super) fn arrived(&mut self, channel: ChannelKey, queued: u64) -> Option<HeadroomAck> {
+    /// A frame of `channel` from another switch joined its queue, leaving `queued` bytes,
+    /// under the watermarks `marks` of its congestion (`None`: the credits' own): the
+    /// HeadroomACK to send upstream, if metering starts.
+    pub(super) fn arrived(
+        &mut self,
+        channel: ChannelKey,
+        queued: u64,
+        marks: Option<Watermarks>,
+    ) -> Option<HeadroomAck> {
         let mut m = self.entries.get(&channel).copied().unwrap_or_default();
-        let ack = m.arrived(&self.cfg, queued)?;
+        let ack = m.arrived(&self.cfg.under(marks), queued)?;
         self.entries.insert(channel, m);
         self.metered += 1;
         self.acks += 1;
         Some(ack)
     }
 
-    /// A frame of `bytes` of `channel` left, leaving `queued` bytes: the HeadroomACK to
-    /// send upstream, if the channel meters its upstream hop.
+    /// A frame of `bytes` of `channel` left, leaving `queued` bytes, under the watermarks
+    /// `marks`: the HeadroomACK to send upstream, if the channel meters its upstream hop.
     pub(super) fn left(
         &mut self,
         channel: ChannelKey,
-        queued: u64,
-        bytes: u64,
+        (queued, bytes): (u64, u64),
+        marks: Option<Watermarks>,
     ) -> Option<HeadroomAck> {
         let m = self.entries.get_mut(&channel)?;
         m.forwarded(bytes);
-        let ack = m.left(&self.cfg, queued, bytes);
+        let ack = m.left(&self.cfg.under(marks), queued, bytes);
         if m.is_idle() {
             self.entries.remove(&channel);
         }

@@ -12,7 +12,7 @@ use crate::config::{
     ChannelRouting, CreditGrant, EdgeMatch, FabricConfig, FlowChannelParams, FlowControlKind,
     IlidInjectionConfig, SlToVl,
 };
-use headroom_mech::endpoint_congestion::{EndpointConfig, MAX_LEVELS};
+use headroom_mech::endpoint_congestion::{EndpointConfig, Watermarks, MAX_LEVELS};
 use headroom_mech::fgfc::FgfcConfig;
 use headroom_mech::hop_credit::HopCreditConfig;
 use headroom_mech::injection::ILIDS;
@@ -300,7 +300,17 @@ fn parse_fgfc(cx: &Cx, f: &Fld) -> Res<FgfcConfig> {
 fn parse_endpoint(cx: &Cx, f: &Fld) -> Res<EndpointConfig> {
     let mut e = EndpointConfig::default();
     let mut t = f.table(cx)?;
-    t.check_keys(cx, &["bytes", "packets", "growth", "window", "limits"])?;
+    t.check_keys(
+        cx,
+        &[
+            "bytes",
+            "packets",
+            "growth",
+            "window",
+            "limits",
+            "watermarks",
+        ],
+    )?;
     if let Some(x) = t.get(cx, "bytes") {
         e.bytes = x.positive_bytes(cx)?;
     }
@@ -330,6 +340,31 @@ fn parse_endpoint(cx: &Cx, f: &Fld) -> Res<EndpointConfig> {
         }
         // At most 8: fits in u8.
         e.levels = items.len() as u8;
+    }
+    if let Some(x) = t.get(cx, "watermarks") {
+        let items = x.array(cx)?;
+        if items.is_empty() || items.len() > usize::from(e.levels) {
+            return Err(x.err(
+                cx,
+                format!(
+                    "expected 1 to {} watermark entries (one per severity level of `limits`), \
+                     found {}",
+                    e.levels,
+                    items.len()
+                ),
+            ));
+        }
+        for (i, node) in items.iter().enumerate() {
+            let mut w = x.elem(i, node).table(cx)?;
+            w.check_keys(cx, &["high", "target", "drop"])?;
+            e.watermarks[i] = Watermarks {
+                high: w.req(cx, "high")?.positive_bytes(cx)?,
+                target: w.req(cx, "target")?.positive_bytes(cx)?,
+                drop: w.req(cx, "drop")?.positive_bytes(cx)?,
+            };
+        }
+        // At most `levels` (8): fits in u8.
+        e.watermark_levels = items.len() as u8;
     }
     Ok(e)
 }
