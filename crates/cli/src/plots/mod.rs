@@ -1207,11 +1207,12 @@ mod tests {
             .map(PathBuf::from)
             .unwrap_or_else(|| tmp.path().to_path_buf());
         let written = write_plots(&dir, &r, &s).unwrap();
-        assert_eq!(written.len(), 6, "{written:?}");
+        assert_eq!(written.len(), 8, "{written:?}");
         let titles = [
             ("fct_slowdown_cdf", "Flow completion time slowdown"),
             ("buffer_occupancy", "Switch buffer occupancy"),
             ("pfc_timeline", "PFC pause timeline"),
+            ("source_shares", "Throughput share per source host"),
         ];
         for (stem, title) in titles {
             let png = fs::read(dir.join(format!("{stem}.png"))).unwrap();
@@ -1263,7 +1264,8 @@ mod tests {
             .map(|d| PathBuf::from(d).join("fabric"))
             .unwrap_or_else(|| tmp.path().to_path_buf());
         let written = write_plots(&dir, &r, &s).unwrap();
-        assert_eq!(written.len(), 6);
+        // The occupancy, the CDF, the PFC timeline and the shares of the 31 sources.
+        assert_eq!(written.len(), 8, "{written:?}");
         let tl = TimelineData::pfc(&r, &s).unwrap();
         assert!(tl.rows.len() <= timeline::MAX_ROWS);
         let occ = OccupancyData::new(&r, &s).unwrap();
