@@ -265,14 +265,15 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .filter(|k| k.starts_with("credit.ports")),
     );
     // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
-    // incast-isolation, fabric-link, injection-limit and ilid-limits examples the parts of
-    // its congestion management.
+    // incast-isolation, fabric-link, injection-limit, ilid-limits and severity-watermarks
+    // examples the parts of its congestion management.
     for example in [
         "dragonfly",
         "incast-isolation",
         "fabric-link",
         "injection-limit",
         "ilid-limits",
+        "severity-watermarks",
     ] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")

@@ -18,7 +18,7 @@
 //! a drained run ends with every count at 0; a flow held by a limit has data of its port
 //! in flight (an ACK will come).
 
-use headroom_mech::injection::{IlidInjection, IlidLimits, InjectionError, PortInjection};
+use headroom_mech::injection::{IlidInjection, IlidLimits, InjectionError, PortInjection, ILIDS};
 use std::collections::HashMap;
 
 /// The injection counters of a run's ingress edges.
@@ -145,7 +145,7 @@ impl EdgeInjection {
     }
 
     /// Units in flight from global port `gp` per ILID, if ILIDs are limited.
-    pub(super) fn ilid_in_flight(&self, gp: u32) -> Option<[u64; headroom_mech::injection::ILIDS]> {
+    pub(super) fn ilid_in_flight(&self, gp: u32) -> Option<[u64; ILIDS]> {
         let e = self.ilids.as_ref()?;
         e.ports.get(gp as usize).map(IlidInjection::in_flight)
     }
@@ -157,9 +157,9 @@ impl EdgeInjection {
 
     /// Per ILID: the most units one port had of it in flight at once (`None` without
     /// ILID limits).
-    pub(super) fn ilid_peaks(&self) -> Option<[u64; headroom_mech::injection::ILIDS]> {
+    pub(super) fn ilid_peaks(&self) -> Option<[u64; ILIDS]> {
         let e = self.ilids.as_ref()?;
-        let mut peaks = [0; headroom_mech::injection::ILIDS];
+        let mut peaks = [0; ILIDS];
         for p in &e.ports {
             for (m, q) in peaks.iter_mut().zip(p.peak()) {
                 *m = (*m).max(q);

@@ -77,6 +77,13 @@ fn check_hosts(hosts: &[NodeId]) -> Result<(), WorkloadError> {
     Ok(())
 }
 
+/// The checks every generator of flows of `size` and `prio` among `hosts` makes.
+fn check_flows_among(hosts: &[NodeId], size: u64, prio: u8) -> Result<(), WorkloadError> {
+    check_hosts(hosts)?;
+    check_size(size)?;
+    check_prio(prio)
+}
+
 pub(crate) fn sorted(mut flows: Vec<FlowSpec>) -> Vec<FlowSpec> {
     flows.sort_by_key(|f| f.start); // stable: ties keep generation order
     flows
@@ -292,9 +299,7 @@ pub fn permutation(
     prio: u8,
     rng: &mut Pcg64,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
-    check_hosts(hosts)?;
-    check_size(size)?;
-    check_prio(prio)?;
+    check_flows_among(hosts, size, prio)?;
     let mut target: Vec<usize> = (0..hosts.len()).collect();
     loop {
         target.shuffle(rng);
@@ -334,9 +339,7 @@ pub fn ring(
     prio: u8,
     rng: &mut Pcg64,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
-    check_hosts(hosts)?;
-    check_size(size)?;
-    check_prio(prio)?;
+    check_flows_among(hosts, size, prio)?;
     if rounds == 0 {
         return Err(bad("a ring needs at least one round"));
     }
@@ -384,9 +387,7 @@ pub fn all_to_all(
     start: Time,
     prio: u8,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
-    check_hosts(hosts)?;
-    check_size(size)?;
-    check_prio(prio)?;
+    check_flows_among(hosts, size, prio)?;
     let total = hosts.len() as u64 * (hosts.len() as u64 - 1);
     if total > MAX_FLOWS as u64 {
         return Err(too_many(total));
