@@ -112,21 +112,39 @@ pub fn spanning_tree(topo: &Topology, link_up: &[bool]) -> Vec<bool> {
 
 /// Next-hop sets of every switch towards every host.
 ///
-/// Stored as one 16-bit set id per (switch, host) into a pool of the distinct sets, which
-/// are few (a fat tree's edge switch has one set per local host plus its up-links): 2 bytes
-/// per switch and host instead of a list each, so a 100,000-host star or a k = 64 fat tree
-/// fits. The tables are shared (a clone is cheap: the parts of a run use one copy) and a
-/// lookup reads them directly, without a pointer to chase first.
+/// A switch forwards towards a host as towards the node the host's one link attaches it
+/// to, except the attaching switch itself, which sends it out of that link's port. So the
+/// tables hold one 16-bit set id per (switch, attachment) into a pool of the distinct
+/// sets, which are few, plus each host's attachment and own-port set: a fat tree's edge
+/// switch serves k/2 hosts with one column, so a k = 48 fat tree needs 6.6 MB instead of
+/// 159 MB, and a row of the table a switch reads stays in cache. The tables are shared (a
+/// clone is cheap: the parts of a run use one copy) and a lookup reads them directly,
+/// without a pointer to chase first.
 #[derive(Clone, Debug)]
 pub struct Routes {
-    /// Node id → its index among the nodes of its kind: a switch's row, a host's column.
-    dense: Arc<[u32]>,
-    hosts: usize,
-    /// `set_of[row * hosts + column]` indexes `sets`; set 0 is the empty set.
+    /// Switch node id → its row (hosts' entries unused).
+    rows: Arc<[u32]>,
+    /// Host node id → how to reach it (switches' entries unused).
+    dests: Arc<[Destination]>,
+    /// Columns of `set_of`: one per attachment, and a last one that reaches nothing.
+    columns: usize,
+    /// `set_of[row * columns + column]` indexes `sets`; set 0 is the empty set.
     set_of: Arc<[u16]>,
     /// Distinct next-hop sets: `(start, len)` in `ports`.
     sets: Arc<[(u32, u32)]>,
     ports: Arc<[u16]>,
+}
+
+/// How the switches reach one host.
+#[derive(Clone, Copy, Debug, Default)]
+struct Destination {
+    /// Row of the switch the host's link attaches it to (`u32::MAX`: none, or the link is
+    /// down).
+    attach_row: u32,
+    /// Its attachment's column in `set_of` (the unreachable column when the link is down).
+    column: u32,
+    /// The set its attaching switch uses: the port of the host's link.
+    own: u16,
 }
 
 impl Routes {
@@ -135,11 +153,20 @@ impl Routes {
     pub fn estimated_bytes(topo: &Topology) -> u64 {
         let hosts = topo.nodes.iter().filter(|&&k| k == NodeKind::Host).count() as u64;
         let switches = topo.nodes.len() as u64 - hosts;
-        switches * hosts * 2 + topo.nodes.len() as u64 * 4
+        let mut attachment = vec![false; topo.nodes.len()];
+        for l in &topo.links {
+            for (end, other) in [(l.a, l.b), (l.b, l.a)] {
+                if topo.nodes[end.index()] == NodeKind::Host {
+                    attachment[other.index()] = true;
+                }
+            }
+        }
+        let columns = attachment.iter().filter(|&&a| a).count() as u64 + 1;
+        switches * columns * 2 + topo.nodes.len() as u64 * (4 + size_of::<Destination>() as u64)
     }
 
-    /// Computes the routes of `kind` by one breadth-first search per destination host;
-    /// every host must reach every other.
+    /// Computes the routes of `kind` by one breadth-first search per node hosts attach
+    /// to; every host must reach every other.
     pub fn compute(topo: &Topology, kind: RoutingKind) -> Result<Routes, TopologyError> {
         Self::compute_with(topo, kind, &vec![true; topo.links.len()], true)
     }
@@ -164,17 +191,29 @@ impl Routes {
         let adj = adjacency(topo);
         let hosts = topo.hosts();
         let n = topo.nodes.len();
-        let mut dense = vec![0u32; n];
-        let (mut rows, mut columns) = (0u32, 0u32);
+        let mut rows = vec![u32::MAX; n];
+        let mut switches = 0u32;
         for (node, kind) in topo.nodes.iter().enumerate() {
-            let counter = match kind {
-                NodeKind::Switch => &mut rows,
-                NodeKind::Host => &mut columns,
-            };
-            dense[node] = *counter;
-            *counter += 1;
+            if *kind == NodeKind::Switch {
+                rows[node] = switches;
+                switches += 1;
+            }
         }
-        let cells = rows as usize * hosts.len();
+        // Each node a live host link attaches a host to gets a column, in host order.
+        let mut column_of = vec![u32::MAX; n];
+        let mut attachments: Vec<NodeId> = Vec::new();
+        for &dst in &hosts {
+            // Validated: a host has exactly one link.
+            if let Some(&(attach, link)) = adj[dst.index()].first() {
+                if link_up[link] && column_of[attach.index()] == u32::MAX {
+                    column_of[attach.index()] = attachments.len() as u32;
+                    attachments.push(attach);
+                }
+            }
+        }
+        let columns = attachments.len() + 1;
+        let unreachable_column = attachments.len() as u32;
+        let cells = switches as usize * columns;
         let mut set_of: Vec<u16> = Vec::new();
         set_of
             .try_reserve_exact(cells)
@@ -187,25 +226,6 @@ impl Routes {
         let mut ports: Vec<u16> = Vec::new();
         let mut set_ids: HashMap<Vec<u16>, u16> = HashMap::new();
         set_ids.insert(Vec::new(), 0);
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        let mut scratch: Vec<u16> = Vec::new();
-        // Distances to a host are those to its switch plus one, and every switch but that
-        // one forwards towards the host as towards the switch: one search and one set per
-        // switch row serve all the hosts of a switch (a fat tree's edge switch has k/2).
-        let mut row_sets: Vec<u16> = vec![0; rows as usize];
-        let mut searched: Option<usize> = None;
-        // The first two hosts, in id order, the current search does not reach.
-        let mut unreached: [Option<NodeId>; 2] = [None; 2];
-        // Each host's port number at its switch.
-        let mut host_port = vec![0u16; n];
-        for a in &adj {
-            for (local, &(v, _)) in a.iter().enumerate() {
-                if topo.nodes[v.index()] == NodeKind::Host {
-                    host_port[v.index()] = local as u16;
-                }
-            }
-        }
         let mut intern = |set: &[u16]| -> Result<u16, TopologyError> {
             if let Some(&id) = set_ids.get(set) {
                 return Ok(id);
@@ -222,8 +242,14 @@ impl Routes {
             set_ids.insert(set.to_vec(), id);
             Ok(id)
         };
-        for (hi, &dst) in hosts.iter().enumerate() {
-            // Validated: a host has exactly one link.
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        let mut scratch: Vec<u16> = Vec::new();
+        let mut dests = vec![Destination::default(); n];
+        // The first host, in id order, each attachment's search does not reach.
+        let mut unreached: Vec<[Option<NodeId>; 2]> = vec![[None; 2]; attachments.len()];
+        let mut searched = vec![false; attachments.len()];
+        for &dst in &hosts {
             let Some(&(attach, host_link)) = adj[dst.index()].first() else {
                 continue;
             };
@@ -236,10 +262,16 @@ impl Routes {
                         });
                     }
                 }
-                continue; // every switch's set stays empty
+                dests[dst.index()] = Destination {
+                    attach_row: u32::MAX,
+                    column: unreachable_column,
+                    own: 0,
+                };
+                continue;
             }
-            if searched != Some(attach.index()) {
-                searched = Some(attach.index());
+            let column = column_of[attach.index()] as usize;
+            if !searched[column] {
+                searched[column] = true;
                 dist.iter_mut().for_each(|d| *d = u32::MAX);
                 dist[attach.index()] = 0;
                 queue.clear();
@@ -257,49 +289,54 @@ impl Routes {
                     }
                 }
                 let mut missing = hosts.iter().filter(|h| dist[h.index()] == u32::MAX);
-                unreached = [missing.next().copied(), missing.next().copied()];
+                unreached[column] = [missing.next().copied(), missing.next().copied()];
                 for (src, &kind) in topo.nodes.iter().enumerate() {
-                    if kind != NodeKind::Switch {
+                    if kind != NodeKind::Switch || dist[src] == u32::MAX {
                         continue;
                     }
-                    row_sets[dense[src] as usize] = if dist[src] == u32::MAX {
-                        0
-                    } else {
-                        scratch.clear();
-                        for (port, &(v, link)) in adj[src].iter().enumerate() {
-                            let is_host = topo.nodes[v.index()] == NodeKind::Host;
-                            if link_up[link]
-                                && !is_host
-                                && dist[v.index()].wrapping_add(1) == dist[src]
-                            {
-                                scratch.push(port as u16);
-                            }
+                    scratch.clear();
+                    for (port, &(v, link)) in adj[src].iter().enumerate() {
+                        let is_host = topo.nodes[v.index()] == NodeKind::Host;
+                        if link_up[link] && !is_host && dist[v.index()].wrapping_add(1) == dist[src]
+                        {
+                            scratch.push(port as u16);
                         }
-                        intern(&scratch)?
-                    };
+                    }
+                    set_of[rows[src] as usize * columns + column] = intern(&scratch)?;
                 }
             }
             if require_connected {
-                if let Some(from) = unreached.into_iter().flatten().find(|&h| h != dst) {
+                if let Some(from) = unreached[column].into_iter().flatten().find(|&h| h != dst) {
                     return Err(TopologyError::Disconnected {
                         from: from.0,
                         to: dst.0,
                     });
                 }
             }
-            for (row, &id) in row_sets.iter().enumerate() {
-                set_of[row * hosts.len() + hi] = id;
-            }
             // The host's own switch sends it out of the port of its link (a host wired to
             // another host has no switch to route it).
-            if topo.nodes[attach.index()] == NodeKind::Switch {
-                let own = intern(&[host_port[dst.index()]])?;
-                set_of[dense[attach.index()] as usize * hosts.len() + hi] = own;
-            }
+            dests[dst.index()] = if topo.nodes[attach.index()] == NodeKind::Switch {
+                let port = adj[attach.index()]
+                    .iter()
+                    .position(|&(_, link)| link == host_link)
+                    .expect("a link is in both of its ends' adjacency");
+                Destination {
+                    attach_row: rows[attach.index()],
+                    column: column as u32,
+                    own: intern(&[port as u16])?,
+                }
+            } else {
+                Destination {
+                    attach_row: u32::MAX,
+                    column: column as u32,
+                    own: 0,
+                }
+            };
         }
         Ok(Routes {
-            dense: dense.into(),
-            hosts: hosts.len(),
+            rows: rows.into(),
+            dests: dests.into(),
+            columns,
             set_of: set_of.into(),
             sets: sets.into(),
             ports: ports.into(),
@@ -309,15 +346,24 @@ impl Routes {
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
     #[inline(always)] // once per frame and hop: keep it in the forwarding path
     pub fn next_hops(&self, switch: NodeId, dst: NodeId) -> &[u16] {
-        let k = self.dense[switch.index()] as usize * self.hosts + self.dense[dst.index()] as usize;
-        let (start, len) = self.sets[usize::from(self.set_of[k])];
+        let row = self.rows[switch.index()];
+        let d = self.dests[dst.index()];
+        let id = if d.attach_row == row {
+            d.own
+        } else {
+            self.set_of[row as usize * self.columns + d.column as usize]
+        };
+        let (start, len) = self.sets[usize::from(id)];
         &self.ports[start as usize..(start + len) as usize]
     }
 
     /// Bytes the routes hold.
     pub fn heap_bytes(&self) -> u64 {
-        (self.dense.len() * 4 + self.set_of.len() * 2 + self.sets.len() * 8 + self.ports.len() * 2)
-            as u64
+        (self.rows.len() * 4
+            + self.dests.len() * size_of::<Destination>()
+            + self.set_of.len() * 2
+            + self.sets.len() * 8
+            + self.ports.len() * 2) as u64
     }
 }
 
@@ -417,9 +463,102 @@ mod tests {
         ));
     }
 
+    /// The definition, one search per destination host: a switch's next hops towards
+    /// `dst` are its live ports towards a switch one hop nearer, or `dst` itself.
+    fn reference_next_hops(topo: &Topology, up: &[bool], sw: NodeId, dst: NodeId) -> Vec<u16> {
+        let adj = adjacency(topo);
+        let mut dist = vec![u32::MAX; topo.nodes.len()];
+        dist[dst.index()] = 0;
+        let mut queue = VecDeque::from([dst]);
+        while let Some(u) = queue.pop_front() {
+            if u != dst && topo.nodes[u.index()] == NodeKind::Host {
+                continue;
+            }
+            for &(v, link) in &adj[u.index()] {
+                if up[link] && dist[v.index()] == u32::MAX {
+                    dist[v.index()] = dist[u.index()] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        let mut hops = Vec::new();
+        for (port, &(v, link)) in adj[sw.index()].iter().enumerate() {
+            let forwards = v == dst || topo.nodes[v.index()] == NodeKind::Switch;
+            if up[link]
+                && forwards
+                && dist[sw.index()] != u32::MAX
+                && dist[v.index()].wrapping_add(1) == dist[sw.index()]
+            {
+                hops.push(port as u16);
+            }
+        }
+        hops
+    }
+
+    fn assert_matches_reference(topo: &Topology, up: &[bool]) {
+        let r = Routes::compute_with(topo, RoutingKind::ShortestPath, up, false).expect("routes");
+        for (s, kind) in topo.nodes.iter().enumerate() {
+            if *kind != NodeKind::Switch {
+                continue;
+            }
+            for dst in topo.hosts() {
+                let sw = NodeId(s as u32);
+                assert_eq!(
+                    r.next_hops(sw, dst),
+                    reference_next_hops(topo, up, sw, dst).as_slice(),
+                    "switch {s} towards host {}",
+                    dst.0
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tables_by_attachment_equal_one_search_per_host() {
+        let rate = Rate::from_gbps(100);
+        let delay = Time::from_us(1);
+        let fat_tree = crate::topology::builders::fat_tree(4, rate, delay).expect("fat tree");
+        let dragonfly =
+            crate::topology::builders::dragonfly(&crate::topology::builders::Dragonfly {
+                groups: 5,
+                routers: 4,
+                hosts_per_router: 2,
+                global_links: 1,
+                rate,
+                global_rate: rate,
+                delay,
+                global_delay: delay,
+            })
+            .expect("dragonfly");
+        for topo in [two_paths(), fat_tree, dragonfly] {
+            let mut up = vec![true; topo.links.len()];
+            assert_matches_reference(&topo, &up);
+            // A host link and a fabric link down, then a second fabric link.
+            up[1] = false;
+            up[topo.links.len() - 1] = false;
+            assert_matches_reference(&topo, &up);
+            up[topo.links.len() - 3] = false;
+            assert_matches_reference(&topo, &up);
+        }
+    }
+
+    #[test]
+    fn a_fat_tree_table_has_a_column_per_edge_switch() {
+        let t = crate::topology::builders::fat_tree(8, Rate::from_gbps(100), Time::from_us(1))
+            .expect("fat tree");
+        let r = Routes::compute(&t, RoutingKind::ShortestPath).expect("connected");
+        // 80 switches; 32 edge switches and the unreachable column.
+        assert_eq!(r.columns, 33);
+        assert_eq!(r.set_of.len(), 80 * 33);
+        assert_eq!(
+            r.heap_bytes(),
+            Routes::estimated_bytes(&t) + r.sets.len() as u64 * 8 + r.ports.len() as u64 * 2
+        );
+    }
+
     #[test]
     fn distinct_sets_are_stored_once() {
-        // A star: the switch reaches each host by its own port; 2 bytes per host.
+        // A star: the switch reaches each host by its own port.
         let t = crate::topology::builders::star(64, Rate::from_gbps(100), Time::from_us(1))
             .expect("valid star");
         let r = Routes::compute(&t, RoutingKind::ShortestPath).expect("connected");
