@@ -27,6 +27,11 @@
 //! so that a more severe congestion throttles its flows earlier. Severities beyond the
 //! last entry given use the last.
 //!
+//! At the highest severity the patent adds a pacing rule: the ingress edge releases a
+//! flow's next packet only `release_delay` after its previous ACK came home
+//! ([`EndpointConfig::release_at`]), which spaces the one packet at a time a limit of 0
+//! allows.
+//!
 //! Invariants (tests at the bottom): the monitor's bytes and packets are what was enqueued
 //! less what was dequeued (a dequeue of more than is queued is clamped, never wraps);
 //! severity is 0 exactly when no measure exceeds its threshold, and never above `levels`;
@@ -62,6 +67,9 @@ pub struct EndpointConfig {
     pub watermarks: [Watermarks; MAX_LEVELS],
     /// Entries of `watermarks` given (0 to `levels`).
     pub watermark_levels: u8,
+    /// At the highest severity (`levels`), the ingress edge releases a flow's next packet
+    /// only this long after its previous ACK came home (0: as soon as the limit allows).
+    pub release_delay: Time,
 }
 
 /// The watermarks of a flow's queue at a hop: FGFC pauses its source above `target` until
@@ -88,6 +96,7 @@ impl Default for EndpointConfig {
             levels: 6,
             watermarks: [Watermarks::default(); MAX_LEVELS],
             watermark_levels: 0,
+            release_delay: Time::ZERO,
         }
     }
 }
@@ -253,6 +262,14 @@ impl EndpointConfig {
     pub fn limit(&self, severity: u8) -> Option<u64> {
         let s = usize::from(severity.min(self.levels));
         (s > 0).then(|| self.limits[s - 1])
+    }
+
+    /// When the ingress edge may release the next packet of a flow of severity `severity`
+    /// whose previous ACK came home at `acked`: `release_delay` later at the highest
+    /// severity, else whenever its limit allows (`None`).
+    pub fn release_at(&self, severity: u8, acked: Time) -> Option<Time> {
+        (self.release_delay > Time::ZERO && severity >= self.levels && severity > 0)
+            .then(|| acked + self.release_delay)
     }
 }
 
@@ -429,6 +446,21 @@ mod tests {
         assert_eq!(c.limit(3), Some(2000));
         assert_eq!(c.limit(4), Some(0));
         assert_eq!(c.limit(9), Some(0), "above the table: its last level");
+    }
+
+    #[test]
+    fn only_the_highest_severity_waits_the_release_delay() {
+        let acked = Time::from_us(5);
+        let off = cfg();
+        assert_eq!(off.release_at(4, acked), None, "no delay configured");
+        let c = EndpointConfig {
+            release_delay: Time::from_ns(700),
+            ..cfg()
+        };
+        assert_eq!(c.release_at(0, acked), None);
+        assert_eq!(c.release_at(3, acked), None, "below the highest level");
+        assert_eq!(c.release_at(4, acked), Some(Time::from_ns(5_700)));
+        assert_eq!(c.release_at(200, acked), Some(Time::from_ns(5_700)));
     }
 
     #[test]

@@ -78,6 +78,12 @@ pub enum Event {
         /// Global port index.
         port: u32,
     },
+    /// The release delay of a flow-channel flow held at this switch output may have run
+    /// out.
+    ChannelRelease {
+        /// Global port index of the output.
+        port: u32,
+    },
     /// A host's NIC receive buffer may have drained to its XON level.
     NicDrain {
         /// Host index.

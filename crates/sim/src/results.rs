@@ -361,6 +361,9 @@ pub struct ChannelStats {
     pub endpoint_acks: u64,
     /// Times a flow was held back by its injection limit.
     pub flow_limit_holds: u64,
+    /// With a release delay: times an ingress edge held a flow of the highest severity
+    /// until `release_delay` after its ACK came home.
+    pub release_delays: Option<u64>,
     /// With FGFC: pause frames (refreshes included) and resume frames the ingress edges
     /// sent their hosts.
     pub fgfc: Option<(u64, u64)>,

@@ -581,3 +581,37 @@ fn ilids_share_a_node_limit_by_their_ratios() {
     }
     assert!(inj.ilids[2..].iter().all(|l| l.peak == 0));
 }
+
+#[test]
+fn flows_held_for_their_release_delay_are_let_go() {
+    // A 96-to-1 incast: even one frame per flow in flight (the limit of severity 2) is more
+    // than the receiver's link drains in a round trip, so flows reach the highest severity
+    // with nothing in flight, and their ingress edges hold them for the release delay after
+    // each ACK. No ACK comes to let them go: the delay's own event must, and the run checks
+    // every 20 us that no flow is held with neither in flight nor a delay running.
+    let endpoint = "[fabric.flow_channels.endpoint]\nlimits = [\"8KiB\", \"0B\"]";
+    let incast = |fabric: &str| {
+        let senders: Vec<String> = (0..96).map(|h| h.to_string()).collect();
+        let workloads = format!(
+            "[[workload]]\nkind = \"incast\"\nsenders = [{}]\nreceiver = 100\nsize = \"20KB\"",
+            senders.join(", ")
+        );
+        let r = run_checked(
+            one_spine((4, 32, "800Gbps"), "16MiB", &channels(fabric), &workloads),
+            Time::from_us(20),
+        );
+        assert_drained(&r, fabric);
+        let done = r.flows.iter().filter_map(|f| f.finish).max();
+        (r.channels.as_ref().and_then(|c| c.release_delays), done)
+    };
+    let (none, plain_done) = incast(endpoint);
+    assert_eq!(none, None, "no delay configured, none counted");
+    for delay in ["1us", "10us"] {
+        let (delays, done) = incast(&format!("{endpoint}\nrelease_delay = \"{delay}\""));
+        eprintln!(
+            "release delay {delay}: {delays:?} delays, done at {done:?} ({plain_done:?} without)"
+        );
+        assert!(delays.is_some_and(|n| n > 10), "{delay}: {delays:?}");
+        assert_ne!(done, plain_done, "{delay}: the delays changed the run");
+    }
+}

@@ -27,7 +27,8 @@
 //! 2 ids per link, units, match, routing, ACK batch and timers): they must end the same
 //! way, with no channel left in any table and no frame waiting for one. Half of those run
 //! endpoint congestion management (any thresholds, growth watched or not, two limit
-//! tables) with a queue per flow: flows held at their injection limits must be let go;
+//! tables, release delays) with a queue per flow: flows held at their injection limits or
+//! release delays must be let go;
 //! and half of them FGFC (any watermarks, pause and credit): paused sources must resume.
 //! A third of the flow-channel cases meter flows hop by hop (any watermarks, margin and
 //! first credit): every metered flow must get its credit back. A quarter limit what a host
@@ -464,6 +465,11 @@ fn case(seed: u64) -> Case {
                 }
                 e.watermark_levels = 2;
             }
+            // A release delay at the highest severity in a third of them.
+            e.release_delay = pick(
+                &mut rng,
+                &[Time::ZERO, Time::ZERO, Time::from_ns(300), Time::from_us(3)],
+            );
             p.endpoint = Some(e);
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; endpoint {:?}", p.endpoint));

@@ -30,6 +30,9 @@
 //!   the channel, and its egress arbitration holds a flow back while its channel has as
 //!   much in flight as the severity's injection limit allows ([`channel_gate`]); an ACK
 //!   for a channel with frames queued here looks again at the flows held at its output.
+//!   With a `release_delay`, an ingress edge holds a flow of the highest severity until
+//!   that long after its previous ACK came home, and a `ChannelRelease` event on its
+//!   output looks at the held flows again then.
 //!
 //! Invariants (checked by `Simulation::check_invariants`): every switch's tables keep
 //! theirs ([`FlowChannels::check`]) and the machines never refused an operation the
@@ -46,6 +49,7 @@ use super::injection::EdgeInjection;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
+use crate::engine::Event;
 use crate::results::ChannelStats;
 use crate::routing;
 use crate::topology::NodeId;
@@ -55,7 +59,7 @@ use headroom_mech::flow_channel::{
 };
 use headroom_mech::hop_credit::HeadroomAck;
 use headroom_mech::units::Time;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// A channel at a switch: the switch, its input port, the channel's id there.
 pub(super) type ChannelKey = (u32, u16, u16);
@@ -162,9 +166,31 @@ pub(super) struct ChannelFabric {
     /// The ingress edges' injection limits, if on (set by the run's builder, which knows
     /// the ports).
     pub(super) injection: Option<EdgeInjection>,
+    /// With a release delay: when the last ACK of data came home to each channel of an
+    /// ingress edge, by (switch, input port, id); an entry lives while its channel does.
+    edge_acked: HashMap<(u32, u16, u16), Time>,
 }
 
 impl ChannelFabric {
+    /// Whether the release delay lets channel (`in_port`, `id`) of switch `s` go at `now`:
+    /// always, except at an ingress edge at the highest severity until `release_delay`
+    /// after its last ACK came home.
+    fn released_by_now(&self, s: u32, (in_port, id): (u16, u16), now: Time) -> bool {
+        let Some(endpoint) = self.params.endpoint else {
+            return true;
+        };
+        if endpoint.release_delay == Time::ZERO {
+            return true;
+        }
+        let severity = self.tables[s as usize]
+            .input(in_port, id)
+            .map_or(0, |c| c.ep_congestion);
+        self.edge_acked
+            .get(&(s, in_port, id))
+            .and_then(|&acked| endpoint.release_at(severity, acked))
+            .is_none_or(|at| now >= at)
+    }
+
     /// The layer for `switches` switches of `ports_of[s]` ports each, `ports` ports in all,
     /// whose largest data frame takes `frame_bytes` on the wire.
     pub(super) fn new(
@@ -197,6 +223,7 @@ impl ChannelFabric {
             fgfc: params.fgfc.map(FgfcEdges::new),
             hop: params.hop_credits.map(HopCredits::new),
             injection: None,
+            edge_acked: HashMap::new(),
         }
     }
 
@@ -243,6 +270,7 @@ impl ChannelFabric {
 pub(super) fn channel_gate(
     channels: Option<&ChannelFabric>,
     s: u32,
+    now: Time,
 ) -> impl Fn(&Packet) -> bool + '_ {
     let gated = channels
         .filter(|fc| fc.params.endpoint.is_some() || fc.hop.is_some() || fc.injection.is_some());
@@ -253,7 +281,7 @@ pub(super) fn channel_gate(
             let within_limit = fc.params.endpoint.is_none_or(|endpoint| {
                 table.may_forward((pk.in_port, pk.channel), units, |severity| {
                     endpoint.limit(severity)
-                })
+                }) && fc.released_by_now(s, (pk.in_port, pk.channel), now)
             });
             within_limit
                 && fc
@@ -557,6 +585,36 @@ impl Simulation {
             self.queue_ack(gp, AckEntry::flow(up.id, signal, units));
         } else {
             fc.stats.acks_home += 1;
+            let delay = fc.params.endpoint.map_or(Time::ZERO, |e| e.release_delay);
+            let mut paced = None;
+            if delay > Time::ZERO {
+                let key = (s, up.in_port, up.id);
+                if up.released {
+                    fc.edge_acked.remove(&key);
+                } else {
+                    if units > 0 {
+                        fc.edge_acked.insert(key, now);
+                    }
+                    // Also after an ACK of no data that raised the severity to the highest.
+                    paced = fc.tables[s as usize]
+                        .input(up.in_port, up.id)
+                        .filter(|c| {
+                            // Nothing in flight: the delay is what holds its next frame,
+                            // queued now or arriving within it.
+                            c.flow_extent() == 0 && !fc.released_by_now(s, (up.in_port, up.id), now)
+                        })
+                        .map(|c| c.follow_port);
+                }
+            }
+            if let Some(out_local) = paced {
+                fc.stats.release_delays = Some(fc.stats.release_delays.unwrap_or(0) + 1);
+                // Its frames wait out the delay: look at them again then.
+                let out = self.switches[s as usize].port(out_local);
+                self.schedule(now + delay, Event::ChannelRelease { port: out });
+            }
+            let Some(fc) = self.channels.as_deref_mut() else {
+                return;
+            };
             if let Some(inj) = fc.injection.as_mut() {
                 if let Err(e) = inj.acked(gp, up.id, units, up.released) {
                     if fc.fault.is_none() {
@@ -601,10 +659,19 @@ impl Simulation {
         self.release_held_on(s, out);
     }
 
+    /// The release delay of a flow held at global output `out` has run out: the flows held
+    /// there are looked at again.
+    pub(super) fn channel_release(&mut self, out: u32) {
+        let node = self.ports[out as usize].node;
+        if let Slot::Switch(s) = self.slots[node as usize] {
+            self.release_held_on(s, out);
+        }
+    }
+
     /// The flows held at global output `out` of switch `s` whose gate is open again go
     /// back to its arbitration; the port wakes if one of them is staged.
     fn release_held_on(&mut self, s: u32, out: u32) {
-        let gate = channel_gate(self.channels.as_deref(), s);
+        let gate = channel_gate(self.channels.as_deref(), s, self.now);
         let p = &mut self.ports[out as usize];
         if self
             .arbitration
@@ -827,6 +894,15 @@ impl Simulation {
                 ));
             }
         }
+        for &(s, in_port, id) in fc.edge_acked.keys() {
+            if fc.tables[s as usize].input(in_port, id).is_none() {
+                return Err(format!(
+                    "switch {}: the release delay remembers channel {id} of port {in_port}, \
+                     which is not in use",
+                    self.switches[s as usize].node
+                ));
+            }
+        }
         for (port, pkt) in self.arbitration.held_heads() {
             let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] else {
                 return Err(format!("port {port}: a flow held at a host"));
@@ -839,7 +915,8 @@ impl Simulation {
             let port = fc.injection.as_ref().map_or(0, |inj| {
                 inj.in_flight(self.switches[s as usize].port(pk.in_port))
             });
-            if channel == 0 && port == 0 {
+            let delayed = !fc.released_by_now(s, (pk.in_port, pk.channel), self.now);
+            if channel == 0 && port == 0 && !delayed {
                 return Err(format!(
                     "port {port}: flow {} held by its injection limit with nothing in flight \
                      (no ACK will let it go)",
@@ -913,6 +990,13 @@ impl Simulation {
         }
         st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
         st.endpoint = fc.params.endpoint.is_some();
+        if fc
+            .params
+            .endpoint
+            .is_some_and(|e| e.release_delay > Time::ZERO)
+        {
+            st.release_delays = Some(st.release_delays.unwrap_or(0));
+        }
         if let Some(edges) = &fc.fgfc {
             st.fgfc = Some((edges.pauses, edges.resumes));
         }

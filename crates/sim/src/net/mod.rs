@@ -736,6 +736,10 @@ impl Simulation {
                 self.creator = port;
                 self.credit_timer(port);
             }
+            Event::ChannelRelease { port } => {
+                self.creator = port;
+                self.channel_release(port);
+            }
             Event::NicDrain { host } => {
                 self.creator = self.hosts[host as usize].port;
                 self.nic_drain(host);
@@ -898,7 +902,7 @@ impl Simulation {
                     // releases below can set off a transmission.
                     let p = &mut self.ports[gp];
                     p.head_removed(q, &self.arena);
-                    let gate = flow_channel::channel_gate(self.channels.as_deref(), s);
+                    let gate = flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
                     self.arbitration
                         .refill(&mut self.arena, (gp as u32, p), q, gate);
                 }
@@ -925,7 +929,7 @@ impl Simulation {
         loop {
             let p = &mut self.ports[port as usize];
             // A class with sub-queues stages its next packet once its staged one is gone.
-            let gate = flow_channel::channel_gate(self.channels.as_deref(), s);
+            let gate = flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);
             let Some(pkt) = p.queues[q].fifo.pop_front(&self.arena) else {
                 break;

@@ -485,7 +485,7 @@ impl Simulation {
         // The next grant is staged once this packet is counted as forwarded: a gate on what
         // a flow or port has in flight must see it.
         if self.arbitration.is_on() {
-            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
+            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             let p = &mut self.ports[port as usize];
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);
         }

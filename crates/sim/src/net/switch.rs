@@ -361,7 +361,7 @@ impl Simulation {
         if self.arbitration.is_on() {
             let from_host = !self.ports[port as usize].peer_is_switch;
             let p = &mut self.ports[out as usize];
-            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s);
+            let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             self.arbitration
                 .push(&mut self.arena, (out, p), (q, pkt), from_host, gate);
         } else {

@@ -107,6 +107,10 @@ pub struct EndpointSummary {
     pub endpoint_acks: u64,
     /// Times a flow was held back by its injection limit.
     pub flow_limit_holds: u64,
+    /// With a release delay: times an ingress edge held a flow of the highest severity for
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_delays: Option<u64>,
 }
 
 impl ChannelSummary {
@@ -135,6 +139,7 @@ impl ChannelSummary {
             endpoint: st.endpoint.then_some(EndpointSummary {
                 endpoint_acks: st.endpoint_acks,
                 flow_limit_holds: st.flow_limit_holds,
+                release_delays: st.release_delays,
             }),
             fgfc: st.fgfc.map(|(pause_frames, resume_frames)| FgfcSummary {
                 pause_frames,
@@ -169,8 +174,12 @@ impl ChannelSummary {
     pub fn line(&self) -> String {
         let endpoint = match &self.endpoint {
             Some(e) => format!(
-                "; {} endpoint-congestion ACK(s), flows held by their injection limit {} time(s)",
-                e.endpoint_acks, e.flow_limit_holds
+                "; {} endpoint-congestion ACK(s), flows held by their injection limit {} time(s){}",
+                e.endpoint_acks,
+                e.flow_limit_holds,
+                e.release_delays
+                    .map(|n| format!(", for their release delay {n} time(s)"))
+                    .unwrap_or_default()
             ),
             None => String::new(),
         };

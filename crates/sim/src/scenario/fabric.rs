@@ -309,8 +309,12 @@ fn parse_endpoint(cx: &Cx, f: &Fld) -> Res<EndpointConfig> {
             "window",
             "limits",
             "watermarks",
+            "release_delay",
         ],
     )?;
+    if let Some(x) = t.get(cx, "release_delay") {
+        e.release_delay = x.time(cx)?;
+    }
     if let Some(x) = t.get(cx, "bytes") {
         e.bytes = x.positive_bytes(cx)?;
     }
