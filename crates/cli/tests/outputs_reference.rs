@@ -265,8 +265,8 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
             .filter(|k| k.starts_with("credit.ports")),
     );
     // A flow-channel fabric adds `flow_channels`: the shipped dragonfly writes it, and the
-    // incast-isolation, fabric-link, injection-limit, ilid-limits, severity-watermarks and
-    // release-delay examples the parts of its congestion management.
+    // incast-isolation, fabric-link, injection-limit, ilid-limits, severity-watermarks,
+    // release-delay and reroute examples the parts of its congestion management.
     for example in [
         "dragonfly",
         "incast-isolation",
@@ -275,6 +275,7 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
         "ilid-limits",
         "severity-watermarks",
         "release-delay",
+        "reroute",
     ] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")

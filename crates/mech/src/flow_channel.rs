@@ -28,6 +28,12 @@
 //! units arriving on an output port names the id on that link; the OFCT gives the input
 //! port and incoming id to pass it on to.
 //!
+//! A reroute moves a live channel to another path: a hop that takes one holds the flow
+//! ([`FlowChannels::hold_for_reroute`]) until everything it forwarded is acknowledged
+//! (every channel downstream is then released), then moves the channel, with the packets
+//! it has queued here, to another output ([`FlowChannels::reroute`]); nothing can be
+//! reordered, as nothing of the flow is downstream.
+//!
 //! Invariants (checked by [`FlowChannels::check`] and the tests at the bottom):
 //! - an id is in use in an IFCT exactly while its channel's `total_extent > 0`, and its
 //!   output entry (unless it leads to a host) exactly as long, on its `follow_port`; so a
@@ -131,9 +137,31 @@ pub struct InputChannel {
     /// The severity of the endpoint congestion its destination reported last (0: none;
     /// see [`crate::endpoint_congestion`]).
     pub ep_congestion: u8,
+    /// Reroute marks, in one byte so that an entry stays 48 bytes:
+    /// [`InputChannel::REROUTE_ASKED`] and [`InputChannel::REROUTING`].
+    pub reroute: u8,
 }
 
 impl InputChannel {
+    /// Mark: this hop found the channel's output overloaded and asked for a reroute (once
+    /// per channel).
+    pub const REROUTE_ASKED: u8 = 1;
+    /// Mark: this hop takes a reroute; it holds the flow until nothing of it is in flight,
+    /// then moves it to another path ([`FlowChannels::reroute`]).
+    pub const REROUTING: u8 = 2;
+
+    /// Whether this hop holds the channel for a reroute.
+    pub fn rerouting(&self) -> bool {
+        self.reroute & Self::REROUTING != 0
+    }
+
+    /// Sets `mark`; whether it was not set.
+    fn mark(&mut self, mark: u8) -> bool {
+        let new = self.reroute & mark == 0;
+        self.reroute |= mark;
+        new
+    }
+
     /// Units forwarded and not yet acknowledged.
     pub fn flow_extent(&self) -> u64 {
         self.data_flow - self.ack_flow
@@ -280,6 +308,18 @@ pub enum AckSignal {
     Ongoing,
     /// An endpoint-congestion ACK: the destination is congested with this severity.
     Congested(u8),
+    /// A reroute ACK: output `port` of switch `node` on the channel's path downstream is
+    /// overloaded; the nearest hop with a path to destination host `dst` that avoids it
+    /// takes it (the driver decides), the others pass it on. Says nothing of the
+    /// destination's congestion.
+    Reroute {
+        /// The flow's destination host.
+        dst: u32,
+        /// The switch whose output is overloaded.
+        node: u32,
+        /// That output's local port.
+        port: u16,
+    },
 }
 
 /// A packet taken in by [`FlowChannels::receive`].
@@ -549,7 +589,7 @@ impl FlowChannels {
             .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })?;
         match signal {
             AckSignal::Normal => c.ep_congestion = 0,
-            AckSignal::Ongoing => {}
+            AckSignal::Ongoing | AckSignal::Reroute { .. } => {}
             AckSignal::Congested(severity) => c.ep_congestion = severity,
         }
         Ok(())
@@ -571,6 +611,92 @@ impl FlowChannels {
         in_flight == 0
             || limit(c.ep_congestion)
                 .is_none_or(|bytes| in_flight + units <= bytes / u64::from(self.config.unit.max(1)))
+    }
+
+    /// Channel (`in_port`, `id`)'s output is overloaded: whether this is the first time
+    /// this hop asks for its reroute (it asks once per channel).
+    pub fn ask_reroute(&mut self, (in_port, id): (u16, u16)) -> Result<bool, FlowChannelError> {
+        let c = self.input_mut(in_port, id)?;
+        Ok(c.mark(InputChannel::REROUTE_ASKED))
+    }
+
+    /// This hop takes the reroute of channel (`in_port`, `id`): its flow is held (see
+    /// [`Self::is_rerouting`]) until [`Self::reroute`]. Whether it was not held already.
+    pub fn hold_for_reroute(
+        &mut self,
+        (in_port, id): (u16, u16),
+    ) -> Result<bool, FlowChannelError> {
+        let c = self.input_mut(in_port, id)?;
+        Ok(c.mark(InputChannel::REROUTING))
+    }
+
+    /// Channels waiting for their reroute, all ports.
+    pub fn rerouting(&self) -> usize {
+        self.inputs
+            .iter()
+            .flat_map(|t| t.entries.iter().flatten())
+            .filter(|c| c.rerouting())
+            .count()
+    }
+
+    /// Whether channel (`in_port`, `id`) waits for its reroute (its packets must not leave).
+    pub fn is_rerouting(&self, (in_port, id): (u16, u16)) -> bool {
+        self.input(in_port, id).is_some_and(|c| c.rerouting())
+    }
+
+    /// Moves channel (`in_port`, `id`), with nothing in flight, to output `out_port`
+    /// (`to_host`: it leads to a host) and ends its reroute. Returns its id on the new
+    /// output's link (the old one is released). Its packets queued here follow it; with
+    /// nothing of it downstream, they cannot overtake any. A full output table refuses it
+    /// ([`FlowChannelError::TableFull`]) and changes nothing; moving to its own output only
+    /// ends the reroute.
+    pub fn reroute(
+        &mut self,
+        (in_port, id): (u16, u16),
+        (out_port, to_host): (u16, bool),
+    ) -> Result<Option<u16>, FlowChannelError> {
+        let c = *self.input_mut(in_port, id)?;
+        if c.flow_extent() > 0 {
+            return Err(FlowChannelError::Counters {
+                in_port,
+                id,
+                what: "rerouted with data in flight",
+            });
+        }
+        if out_port == c.follow_port {
+            self.input_mut(in_port, id)?.reroute &= !InputChannel::REROUTING;
+            return Ok(c.out_id);
+        }
+        let out_id = if to_host {
+            None
+        } else {
+            let entry = OutputChannel { in_port, in_id: id };
+            let size = self.config.table_size;
+            Some(
+                self.outputs
+                    .get_mut(usize::from(out_port))
+                    .and_then(|t| t.allocate(entry))
+                    .ok_or(FlowChannelError::TableFull {
+                        port: out_port,
+                        size,
+                    })?,
+            )
+        };
+        if let Some(old) = c.out_id {
+            self.outputs[usize::from(c.follow_port)].release(old);
+        }
+        let c = self.input_mut(in_port, id)?;
+        c.follow_port = out_port;
+        c.out_id = out_id;
+        c.reroute &= !InputChannel::REROUTING;
+        Ok(out_id)
+    }
+
+    fn input_mut(&mut self, in_port: u16, id: u16) -> Result<&mut InputChannel, FlowChannelError> {
+        self.inputs
+            .get_mut(usize::from(in_port))
+            .and_then(|t| t.get_mut(id))
+            .ok_or(FlowChannelError::UnknownChannel { port: in_port, id })
     }
 
     /// An ACK for `units` came back on output `out_port` for the id `out_id` of its link.
@@ -700,6 +826,76 @@ mod tests {
             table_size: 4,
             unit: 256,
         }
+    }
+
+    #[test]
+    fn an_input_entry_stays_within_48_bytes() {
+        // The reroute marks share a byte: a table of 2048 ids per port costs what it did.
+        assert!(std::mem::size_of::<InputChannel>() <= 48);
+    }
+
+    #[test]
+    fn a_reroute_waits_for_the_flow_to_drain_then_moves_its_output_entry() {
+        // Ports 0 (from a host), 1 and 2 (to switches), 3 (to a host).
+        let mut fc = FlowChannels::new(4, small());
+        let flow = Arrival::Edge(7);
+        let r = fc.receive(0, flow, 4, (1, false)).expect("room");
+        let ch = (0, r.in_id);
+        fc.forward(ch, 4).expect("queued");
+        fc.receive(0, flow, 4, (1, false)).expect("pinned to 1");
+        assert_eq!(fc.ask_reroute(ch), Ok(true));
+        assert_eq!(fc.ask_reroute(ch), Ok(false), "asked once per channel");
+        assert_eq!(fc.hold_for_reroute(ch), Ok(true));
+        assert!(fc.is_rerouting(ch));
+        assert_eq!(
+            fc.reroute(ch, (2, false)),
+            Err(FlowChannelError::Counters {
+                in_port: 0,
+                id: r.in_id,
+                what: "rerouted with data in flight"
+            })
+        );
+        let old = r.out_id.expect("an id on port 1's link");
+        fc.ack(1, old, 4).expect("the first packet acknowledged");
+        let new = fc.reroute(ch, (2, false)).expect("nothing in flight");
+        assert!(new.is_some() && !fc.is_rerouting(ch));
+        assert_eq!(fc.outputs_in_use(1), 0, "the old output entry is released");
+        assert_eq!(fc.outputs_in_use(2), 1);
+        assert_eq!(fc.pinned(0, flow), Some(2), "its queued packet follows");
+        fc.check().expect("consistent");
+        // Its queued packet leaves by port 2; the ACK there releases the channel.
+        fc.forward(ch, 4).expect("queued");
+        assert!(fc.ack(2, new.expect("id"), 4).expect("ack").released);
+        assert_eq!(fc.in_use(), 0);
+        fc.check().expect("nothing left");
+    }
+
+    #[test]
+    fn a_reroute_to_its_own_output_or_a_full_one_changes_no_path() {
+        let mut fc = FlowChannels::new(
+            3,
+            FlowChannelConfig {
+                table_size: 1,
+                unit: 256,
+            },
+        );
+        let a = fc
+            .receive(0, Arrival::Edge(1), 4, (1, false))
+            .expect("room");
+        let ch = (0, a.in_id);
+        fc.hold_for_reroute(ch).expect("exists");
+        assert_eq!(fc.reroute(ch, (1, false)), Ok(a.out_id));
+        assert!(!fc.is_rerouting(ch), "staying ends the reroute");
+        // Fill port 2's one output id with another channel of input 1.
+        fc.receive(1, Arrival::Link(0), 4, (2, false))
+            .expect("room on 2");
+        fc.hold_for_reroute(ch).expect("exists");
+        assert_eq!(
+            fc.reroute(ch, (2, false)),
+            Err(FlowChannelError::TableFull { port: 2, size: 1 })
+        );
+        assert_eq!(fc.pinned(0, Arrival::Edge(1)), Some(1), "unchanged");
+        fc.check().expect("consistent");
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub enum Event {
         port: u32,
     },
     /// The release delay of a flow-channel flow held at this switch output may have run
-    /// out.
+    /// out, or a flow held there for a reroute with nothing in flight moves.
     ChannelRelease {
         /// Global port index of the output.
         port: u32,

@@ -337,6 +337,21 @@ pub enum StopReason {
     Deadlock,
 }
 
+/// What reroutes did over a run (`[fabric.flow_channels.reroute]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RerouteStats {
+    /// Channels a switch found joining an overloaded output (each hop asks once per
+    /// channel).
+    pub asks: u64,
+    /// Flows moved to another path.
+    pub moved: u64,
+    /// Reroutes that kept the path (no other next hop had room for the channel, or
+    /// nothing was queued to move).
+    pub kept: u64,
+    /// Reroutes no hop could take (no other path up to the ingress edge).
+    pub unresolved: u64,
+}
+
 /// What the flow-channel layer did (a flow-channel fabric only).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ChannelStats {
@@ -364,6 +379,8 @@ pub struct ChannelStats {
     /// With a release delay: times an ingress edge held a flow of the highest severity
     /// until `release_delay` after its ACK came home.
     pub release_delays: Option<u64>,
+    /// With reroutes: what they did.
+    pub reroute: Option<RerouteStats>,
     /// With FGFC: pause frames (refreshes included) and resume frames the ingress edges
     /// sent their hosts.
     pub fgfc: Option<(u64, u64)>,

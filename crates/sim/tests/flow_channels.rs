@@ -190,16 +190,26 @@ fn one_spine(
     fabric: &str,
     workloads: &str,
 ) -> headroom_sim::config::SimConfig {
+    let topology = format!(
+        "kind = \"leaf-spine\"\nleaves = {leaves}\nspines = 1\nhosts_per_leaf = {hosts}\n\
+         host_rate = \"100Gbps\"\nuplink_rate = \"{uplink}\"\ndelay = \"1us\""
+    );
+    no_host_cc(&topology, buffer, fabric, workloads)
+}
+
+/// A scenario of `topology` (the `[topology]` body) with lossless class 3, `buffer` per
+/// switch, a queue per flow, 1000 B frames and no host congestion control; `fabric` is the
+/// `[fabric]` section's body, `workloads` the workloads.
+fn no_host_cc(
+    topology: &str,
+    buffer: &str,
+    fabric: &str,
+    workloads: &str,
+) -> headroom_sim::config::SimConfig {
     let text = format!(
         r#"
 [topology]
-kind = "leaf-spine"
-leaves = {leaves}
-spines = 1
-hosts_per_leaf = {hosts}
-host_rate = "100Gbps"
-uplink_rate = "{uplink}"
-delay = "1us"
+{topology}
 
 [switch]
 lossless = [3]
@@ -219,7 +229,7 @@ algorithm = "none"
 
 {workloads}"#
     );
-    scenario::parse(&text, Path::new("one-spine.toml"))
+    scenario::parse(&text, Path::new("no-host-cc.toml"))
         .unwrap_or_else(|e| panic!("{e}"))
         .config
 }
@@ -614,4 +624,58 @@ fn flows_held_for_their_release_delay_are_let_go() {
         assert!(delays.is_some_and(|n| n > 10), "{delay}: {delays:?}");
         assert_ne!(done, plain_done, "{delay}: the delays changed the run");
     }
+}
+
+/// A k = 4 fat tree (16 hosts, 2 per edge switch, 4 cores), all links 100 Gb/s, running
+/// 8 MB flows `(src, dst, start in us)`; `keys` is the `[fabric.flow_channels]` body.
+fn fat_tree_flows(flows: &[(u32, u32, u32)], keys: &str) -> headroom_sim::config::SimConfig {
+    let flows: String = flows
+        .iter()
+        .map(|(src, dst, start)| {
+            format!("[[workload.flow]]\nsrc = {src}\ndst = {dst}\nsize = \"8MB\"\nstart = \"{start}us\"\n")
+        })
+        .collect();
+    no_host_cc(
+        "kind = \"fat-tree\"\nk = 4\nrate = \"100Gbps\"\ndelay = \"1us\"",
+        "4MiB",
+        &channels(keys),
+        &format!("[[workload]]\nkind = \"flows\"\n{flows}"),
+    )
+}
+
+#[test]
+fn reroutes_move_flows_off_an_overloaded_downlink() {
+    // Pod 0's two edge switches send two 8 MB flows each to pod 1's two edge switches, one
+    // to each. Each edge spreads its flows over its two aggregation switches, but neither
+    // sees the other's choice: both send the flows to one destination edge through the
+    // same aggregation switch, so each downlink into pod 1's edges carries two flows while
+    // its twin carries none. The overloaded downlinks' reroute ACKs reach the source edges,
+    // which move a flow to their other uplink once it drains.
+    let flows = [(0, 4, 0), (2, 5, 5), (1, 6, 10), (3, 7, 15)];
+    let run = |keys: &str| {
+        let r = run_checked(fat_tree_flows(&flows, keys), Time::from_us(20));
+        assert_drained(&r, keys);
+        let fcts: Vec<f64> = r
+            .flows
+            .iter()
+            .map(|f| f.fct().expect("done").as_us_f64())
+            .collect();
+        (r, fcts)
+    };
+    let (_, plain) = run("");
+    let (moved, rerouted) = run("[fabric.flow_channels.reroute]");
+    let stats = moved
+        .channels
+        .as_ref()
+        .and_then(|c| c.reroute)
+        .expect("counted");
+    eprintln!("FCTs (us) {plain:?} -> {rerouted:?}; {stats:?}");
+    let worst = |fcts: &[f64]| fcts.iter().copied().fold(0.0, f64::max);
+    // At 100 Gb/s 8 MB take 640 us; two flows sharing a link, twice that.
+    assert!(worst(&plain) > 1_250.0, "the flows collide: {plain:?}");
+    assert!(
+        worst(&rerouted) < 800.0,
+        "reroutes separate them: {rerouted:?}"
+    );
+    assert!(stats.moved >= 1 && stats.asks >= stats.moved, "{stats:?}");
 }

@@ -31,7 +31,8 @@
 //! release delays must be let go;
 //! and half of them FGFC (any watermarks, pause and credit): paused sources must resume.
 //! A third of the flow-channel cases meter flows hop by hop (any watermarks, margin and
-//! first credit): every metered flow must get its credit back. A quarter limit what a host
+//! first credit): every metered flow must get its credit back. Half of the adaptive ones
+//! reroute flows off overloaded outputs: flows held for a reroute must be let go. A quarter limit what a host
 //! port may have in the fabric (below a frame up to 64 KB): every count must return to 0.
 
 use headroom_mech::buffer::formula;
@@ -49,7 +50,7 @@ use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
     AlphaPolicy, Arbitration, CcConfig, ChannelRouting, CreditGrant, DetectorConfig, EcnPoint,
     EdgeMatch, FlowChannelParams, FlowControlKind, HeadroomSizing, IlidInjectionConfig, LinkFabric,
-    SchemeConfig, SimConfig, WindowConfig,
+    RerouteConfig, SchemeConfig, SimConfig, WindowConfig,
 };
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
@@ -532,6 +533,15 @@ fn case(seed: u64) -> Case {
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; ILIDs {c:?} apps {:?}", cfg.flow_apps));
         }
+        // Reroutes in half of the adaptive ones, from overloaded at two frames up.
+        if p.routing == ChannelRouting::Adaptive && rng.gen_bool(0.5) {
+            p.reroute = Some(RerouteConfig {
+                queue: pick(&mut rng, &[2_000u64, 16_000, 64_000]),
+                interval: Time::from_ns(pick(&mut rng, &[500u64, 20_000])),
+            });
+            cfg.switch.scheduler.arbitration = Arbitration::Flow;
+            channels.push_str(&format!("; reroute {:?}", p.reroute));
+        }
     }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
@@ -699,7 +709,7 @@ fn scenarios_exercise_pfc() {
 #[test]
 fn scenarios_exercise_flow_channels() {
     let (mut cases, mut acked, mut waited, mut held, mut paused, mut metered) = (0, 0, 0, 0, 0, 0);
-    let (mut ilid_cases, mut ilid_held) = (0, 0);
+    let (mut ilid_cases, mut ilid_held, mut rerouted) = (0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -715,6 +725,9 @@ fn scenarios_exercise_flow_channels() {
         held += usize::from(ch.flow_limit_holds > 0);
         paused += usize::from(ch.fgfc.is_some_and(|(pauses, _)| pauses > 0));
         metered += usize::from(ch.hop_credits.is_some_and(|(flows, _)| flows > 0));
+        // Their small fabrics seldom have another path: the asks must come and end
+        // cleanly (the moves themselves: `flow_channels.rs`).
+        rerouted += usize::from(ch.reroute.is_some_and(|r| r.asks > 0));
         if ch.injection.as_ref().is_some_and(|i| !i.ilids.is_empty()) {
             ilid_cases += 1;
             // Held by an ILID's limit or another one: the run drained all the same.
@@ -724,8 +737,10 @@ fn scenarios_exercise_flow_channels() {
     eprintln!(
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
          a flow at its injection limit, {paused} paused a source by FGFC, {metered} metered a \
-         flow hop by hop, {ilid_cases} limited ILIDs ({ilid_held} of them held a flow)"
+         flow hop by hop, {ilid_cases} limited ILIDs ({ilid_held} of them held a flow), \
+         {rerouted} asked for a reroute"
     );
+    assert!(rerouted >= 1, "no case asked for a reroute");
     assert!(ilid_held >= 1, "no case with ILID limits held a flow");
     assert!(metered >= 1, "no case metered a flow hop by hop");
     assert!(paused >= 1, "no case paused a source by FGFC");

@@ -1095,6 +1095,31 @@ fn flow_channel_errors_name_their_field() {
     let e = err(&ilid("id = 1").replace("arbitration = \"application\"", "arbitration = \"fifo\""));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("ILID injection limits hold"), "{e}");
+    // Reroutes: sizes and durations above zero, adaptive routing, a queue per flow.
+    let reroute = |keys: &str, extra: &str| {
+        format!(
+            "{BASE}\n[fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels]\n{extra}\n\
+             [fabric.flow_channels.reroute]\n{keys}\n[switch.scheduler]\narbitration = \"flow\"\n"
+        )
+    };
+    check(
+        &reroute("queue = \"0B\"", ""),
+        "fabric.flow_channels.reroute.queue",
+        "must be greater than zero",
+        "\"0B\"",
+    );
+    check(
+        &reroute("interval = \"0us\"", ""),
+        "fabric.flow_channels.reroute.interval",
+        "greater than zero",
+        "\"0us\"",
+    );
+    let e = err(&reroute("", "routing = \"ecmp\""));
+    assert_eq!(e.field(), Some("fabric.flow_channels.routing"), "{e}");
+    assert!(e.reason().contains("set it to \"adaptive\""), "{e}");
+    let e = err(&reroute("", "").replace("arbitration = \"flow\"", "arbitration = \"fifo\""));
+    assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
+    assert!(e.reason().contains("reroutes hold"), "{e}");
     // What a channel cannot survive yet is refused, naming it.
     let e = err(&format!(
         "{BASE}\n[fabric]\nkind = \"flow-channels\"\n\n[switch.pfc_watchdog]\n"

@@ -774,6 +774,19 @@ impl Mmu {
         self.port_state[port]
     }
 
+    /// `cells` queued for egress (`from_port`, `from_queue`) are queued for (`to_port`,
+    /// `to_queue`) instead (a flow moved to another output). Their ingress accounting, and
+    /// so every PFC decision, stays as it is.
+    pub fn move_egress(
+        &mut self,
+        (from_port, from_queue): (usize, u8),
+        (to_port, to_queue): (usize, u8),
+        cells: u32,
+    ) {
+        self.egress[from_port * PRIORITIES + usize::from(from_queue)] -= cells;
+        self.egress[to_port * PRIORITIES + usize::from(to_queue)] += cells;
+    }
+
     /// Cells queued for egress (`port`, `prio`).
     pub fn egress_cells(&self, port: usize, prio: u8) -> u32 {
         self.egress[port * PRIORITIES + usize::from(prio)]

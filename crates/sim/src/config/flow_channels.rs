@@ -97,6 +97,33 @@ pub struct FlowChannelParams {
     /// Injection limits per ILID within each host port (`None`: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ilid_injection: Option<IlidInjectionConfig>,
+    /// Reroutes of flows whose path is overloaded (`None`: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reroute: Option<RerouteConfig>,
+}
+
+/// Reroutes (`[fabric.flow_channels.reroute]`): a switch output towards another switch is
+/// overloaded when a class queue there holds `queue` bytes or more; a frame joining it asks
+/// for its channel's reroute, which the nearest hop with another path (this one or one
+/// upstream, reached by a reroute ACK) takes: it holds the flow until nothing of it is in
+/// flight, then moves it, with what it has queued, to its least-loaded other next hop. An
+/// output asks for one flow at a time: again once that flow's channel has left it, or
+/// `interval` after asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RerouteConfig {
+    /// Bytes in an output's class queue at which it is overloaded.
+    pub queue: u64,
+    /// The longest an output waits for the flow it asked to move before asking again.
+    pub interval: Time,
+}
+
+impl Default for RerouteConfig {
+    fn default() -> Self {
+        RerouteConfig {
+            queue: 64 * 1024,
+            interval: Time::from_us(20),
+        }
+    }
 }
 
 /// Injection limits per injection limit id (ILID) at the ingress edges
@@ -164,6 +191,7 @@ impl Default for FlowChannelParams {
             endpoint: None,
             fgfc: None,
             hop_credits: None,
+            reroute: None,
             port_injection_limit: None,
             ilid_injection: None,
         }
@@ -262,6 +290,8 @@ impl FlowChannelParams {
             Some("a port injection limit holds the flows of a port at its limit")
         } else if self.ilid_injection.is_some() {
             Some("ILID injection limits hold the flows of an ILID at its limit")
+        } else if self.reroute.is_some() {
+            Some("reroutes hold the flows they move until nothing of them is in flight")
         } else {
             None
         };
@@ -278,6 +308,14 @@ impl FlowChannelParams {
                     ),
                 );
             }
+        }
+        if self.reroute.is_some() && self.routing != ChannelRouting::Adaptive {
+            return param(
+                "fabric.flow_channels.routing",
+                "reroutes move flows to their least-loaded other next hop, which ECMP routing \
+                 does not choose: set it to \"adaptive\""
+                    .into(),
+            );
         }
         if self.ilid_injection.is_some() && self.edge_match != EdgeMatch::Flow {
             return param(

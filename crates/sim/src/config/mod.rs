@@ -36,7 +36,9 @@ pub use fabric::{
     CreditConfig, CreditGrant, FabricConfig, FlowControlKind, LinkFabric, SlToVl,
     IDENTITY_SL_TO_VL, UPDATE_SYMBOLS,
 };
-pub use flow_channels::{ChannelRouting, EdgeMatch, FlowChannelParams, IlidInjectionConfig};
+pub use flow_channels::{
+    ChannelRouting, EdgeMatch, FlowChannelParams, IlidInjectionConfig, RerouteConfig,
+};
 pub use marking::{DetectorConfig, EcnConfig, EcnPoint, FecnConfig, QueueEcn};
 
 /// Everything one run needs.

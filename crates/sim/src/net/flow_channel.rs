@@ -47,10 +47,11 @@ use super::fgfc::FgfcEdges;
 use super::hop_credit::HopCredits;
 use super::injection::EdgeInjection;
 use super::packet::{Kind, Packet};
+use super::reroute::Overload;
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
 use crate::engine::Event;
-use crate::results::ChannelStats;
+use crate::results::{ChannelStats, RerouteStats};
 use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::endpoint_congestion::{EgressMonitor, Watermarks};
@@ -67,7 +68,7 @@ pub(super) type ChannelKey = (u32, u16, u16);
 /// One ACK on its way upstream: `units` of the channel with id `id` on the link, and what
 /// it says of the destination's congestion; or a HeadroomACK for that hop alone.
 #[derive(Clone, Copy, Debug)]
-struct AckEntry {
+pub(super) struct AckEntry {
     id: u16,
     signal: AckSignal,
     units: u32,
@@ -76,7 +77,7 @@ struct AckEntry {
 
 impl AckEntry {
     /// An ACK of `units` saying `signal`.
-    fn flow(id: u16, signal: AckSignal, units: u32) -> Self {
+    pub(super) fn flow(id: u16, signal: AckSignal, units: u32) -> Self {
         AckEntry {
             id,
             signal,
@@ -133,9 +134,9 @@ impl Occupancy {
 /// The flow-channel layer of a run.
 #[derive(Debug)]
 pub(super) struct ChannelFabric {
-    params: FlowChannelParams,
+    pub(super) params: FlowChannelParams,
     /// Per switch: its tables.
-    tables: Vec<FlowChannels>,
+    pub(super) tables: Vec<FlowChannels>,
     /// Per switch: its channels in use over time.
     occupancy: Vec<Occupancy>,
     /// Per global port: ACKs waiting to go upstream on its link.
@@ -169,6 +170,16 @@ pub(super) struct ChannelFabric {
     /// With a release delay: when the last ACK of data came home to each channel of an
     /// ingress edge, by (switch, input port, id); an entry lives while its channel does.
     edge_acked: HashMap<(u32, u16, u16), Time>,
+    /// What reroutes did.
+    pub(super) reroutes: RerouteStats,
+    /// The channels held for a reroute: their destination host and the overloaded output
+    /// their move must avoid.
+    pub(super) reroute_holds: HashMap<ChannelKey, (u32, Overload)>,
+    /// Per global port: until when it asks for no other reroute (empty without reroutes).
+    pub(super) reroute_quiet: Vec<Time>,
+    /// The channels an output asked to move, by channel at the asking switch: their
+    /// output, which may ask again once they are released.
+    pub(super) reroute_asked: HashMap<ChannelKey, u32>,
 }
 
 impl ChannelFabric {
@@ -224,10 +235,18 @@ impl ChannelFabric {
             hop: params.hop_credits.map(HopCredits::new),
             injection: None,
             edge_acked: HashMap::new(),
+            reroutes: RerouteStats::default(),
+            reroute_holds: HashMap::new(),
+            reroute_quiet: if params.reroute.is_some() {
+                vec![Time::ZERO; ports]
+            } else {
+                Vec::new()
+            },
+            reroute_asked: HashMap::new(),
         }
     }
 
-    fn fault(&mut self, what: &str, e: FlowChannelError) {
+    pub(super) fn fault(&mut self, what: &str, e: FlowChannelError) {
         if self.fault.is_none() {
             self.fault = Some(format!("{what}: {e}"));
         }
@@ -272,8 +291,12 @@ pub(super) fn channel_gate(
     s: u32,
     now: Time,
 ) -> impl Fn(&Packet) -> bool + '_ {
-    let gated = channels
-        .filter(|fc| fc.params.endpoint.is_some() || fc.hop.is_some() || fc.injection.is_some());
+    let gated = channels.filter(|fc| {
+        fc.params.endpoint.is_some()
+            || fc.hop.is_some()
+            || fc.injection.is_some()
+            || fc.params.reroute.is_some()
+    });
     move |pk: &Packet| match gated {
         Some(fc) if pk.kind == Kind::Data => {
             let table = &fc.tables[s as usize];
@@ -284,6 +307,7 @@ pub(super) fn channel_gate(
                 }) && fc.released_by_now(s, (pk.in_port, pk.channel), now)
             });
             within_limit
+                && !(fc.params.reroute.is_some() && table.is_rerouting((pk.in_port, pk.channel)))
                 && fc
                     .injection
                     .as_ref()
@@ -385,6 +409,10 @@ impl Simulation {
                     self.fgfc_arrived(s, port, r.in_id, &pk);
                 } else {
                     self.hop_arrived(s, port, r.in_id);
+                }
+                if !to_host {
+                    let class = self.vl_of(out, pk.sl);
+                    self.reroute_check(s, (in_local, r.in_id), (out, class), (pk.size, pk.dst));
                 }
                 Ok(())
             }
@@ -560,6 +588,14 @@ impl Simulation {
     /// which the channel learns and the ACK passes on as `up` says.
     fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64, signal: AckSignal) {
         let now = self.now;
+        if let AckSignal::Reroute { dst, node, port } = signal {
+            if !up.released {
+                // Acknowledges nothing: this hop takes it or passes it on, nothing else.
+                let overload = Overload { node, port };
+                self.take_or_pass_reroute((s, up.in_port, up.id), dst, overload);
+                return;
+            }
+        }
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
@@ -571,6 +607,11 @@ impl Simulation {
         if up.released {
             if let Some(hop) = fc.hop.as_mut() {
                 hop.released((s, up.in_port, up.id));
+            }
+            fc.reroute_holds.remove(&(s, up.in_port, up.id));
+            if let Some(out) = fc.reroute_asked.remove(&(s, up.in_port, up.id)) {
+                // The flow left the output: it may ask for another.
+                fc.reroute_quiet[out as usize] = now;
             }
             fc.occupancy[s as usize].change(now, false);
             fc.in_use -= 1;
@@ -627,6 +668,9 @@ impl Simulation {
             }
         }
         if !up.released {
+            if units > 0 {
+                self.reroute_if_drained((s, up.in_port, up.id));
+            }
             self.release_held_flows(s, up);
         }
         if up.released
@@ -664,13 +708,14 @@ impl Simulation {
     pub(super) fn channel_release(&mut self, out: u32) {
         let node = self.ports[out as usize].node;
         if let Slot::Switch(s) = self.slots[node as usize] {
+            self.reroute_drained_at(s, out);
             self.release_held_on(s, out);
         }
     }
 
     /// The flows held at global output `out` of switch `s` whose gate is open again go
     /// back to its arbitration; the port wakes if one of them is staged.
-    fn release_held_on(&mut self, s: u32, out: u32) {
+    pub(super) fn release_held_on(&mut self, s: u32, out: u32) {
         let gate = channel_gate(self.channels.as_deref(), s, self.now);
         let p = &mut self.ports[out as usize];
         if self
@@ -703,7 +748,7 @@ impl Simulation {
     }
 
     /// The ACK `ack` waits to go upstream on the link of global port `gp`.
-    fn queue_ack(&mut self, gp: u32, ack: AckEntry) {
+    pub(super) fn queue_ack(&mut self, gp: u32, ack: AckEntry) {
         let now = self.now;
         let busy = self.ports[gp as usize].busy_until > now;
         let Some(fc) = self.channels.as_deref_mut() else {
@@ -903,6 +948,22 @@ impl Simulation {
                 ));
             }
         }
+        for &(s, in_port, id) in fc.reroute_holds.keys() {
+            if !fc.tables[s as usize].is_rerouting((in_port, id)) {
+                return Err(format!(
+                    "switch {}: channel {id} of port {in_port} is remembered as held for a \
+                     reroute, but is not",
+                    self.switches[s as usize].node
+                ));
+            }
+        }
+        let holding: usize = fc.tables.iter().map(|t| t.rerouting()).sum();
+        if holding != fc.reroute_holds.len() {
+            return Err(format!(
+                "{holding} channels held for a reroute, {} remembered",
+                fc.reroute_holds.len()
+            ));
+        }
         for (port, pkt) in self.arbitration.held_heads() {
             let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] else {
                 return Err(format!("port {port}: a flow held at a host"));
@@ -912,11 +973,20 @@ impl Simulation {
                 .input(pk.in_port, pk.channel)
                 .map_or(0, |c| c.flow_extent());
             // A port at its injection limit holds flows with nothing of their own in flight.
-            let port = fc.injection.as_ref().map_or(0, |inj| {
+            let host_port = fc.injection.as_ref().map_or(0, |inj| {
                 inj.in_flight(self.switches[s as usize].port(pk.in_port))
             });
             let delayed = !fc.released_by_now(s, (pk.in_port, pk.channel), self.now);
-            if channel == 0 && port == 0 && !delayed {
+            // Held for a reroute with nothing in flight, a frame of it is staged: the ACK
+            // of that one moves it.
+            let staged = fc.tables[s as usize].is_rerouting((pk.in_port, pk.channel))
+                && self.ports[port as usize].queues.iter().any(|q| {
+                    q.fifo.front().is_some_and(|f| {
+                        let f = self.arena.get(f);
+                        f.in_port == pk.in_port && f.channel == pk.channel
+                    })
+                });
+            if channel == 0 && host_port == 0 && !delayed && !staged {
                 return Err(format!(
                     "port {port}: flow {} held by its injection limit with nothing in flight \
                      (no ACK will let it go)",
@@ -990,6 +1060,9 @@ impl Simulation {
         }
         st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
         st.endpoint = fc.params.endpoint.is_some();
+        if fc.params.reroute.is_some() {
+            st.reroute = Some(fc.reroutes);
+        }
         if fc
             .params
             .endpoint

@@ -32,6 +32,7 @@ mod marking;
 pub mod packet;
 pub mod parallel;
 pub mod port;
+mod reroute;
 pub mod switch;
 mod victim;
 mod watchdog;

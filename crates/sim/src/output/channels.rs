@@ -4,7 +4,7 @@
 //! Invariants: the per-switch list is in node order; `channels_in_use_at_end` and
 //! `waiting_at_end` are 0 after a run whose flows all finished (no table leaks).
 
-use crate::results::{ChannelStats, RunResults, SwitchChannels};
+use crate::results::{ChannelStats, RerouteStats, RunResults, SwitchChannels};
 use headroom_mech::flow_channel::CHANNEL_BYTES;
 use serde::Serialize;
 
@@ -49,6 +49,9 @@ pub struct ChannelSummary {
     /// The ingress edges' injection limit (absent when off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub injection: Option<InjectionSummary>,
+    /// What reroutes did (absent when off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reroute: Option<RerouteStats>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
 }
@@ -160,6 +163,7 @@ impl ChannelSummary {
                     })
                     .collect(),
             }),
+            reroute: st.reroute,
             hop_credits: st
                 .hop_credits
                 .map(|(metered_flows, headroom_acks)| HopCreditSummary {
@@ -210,6 +214,13 @@ impl ChannelSummary {
             }
             None => String::new(),
         };
+        let reroute = match &self.reroute {
+            Some(r) => format!(
+                "; reroutes: {} asked, {} flow(s) moved, {} kept their path, {} unresolved",
+                r.asks, r.moved, r.kept, r.unresolved
+            ),
+            None => String::new(),
+        };
         let hop = match &self.hop_credits {
             Some(h) => format!(
                 "; hop-by-hop credits: {} flow(s) metered, {} HeadroomACK(s)",
@@ -220,7 +231,7 @@ impl ChannelSummary {
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end{}{}{}{}",
+             channel(s) in use at the end{}{}{}{}{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -233,7 +244,8 @@ impl ChannelSummary {
             endpoint,
             fgfc,
             hop,
-            injection
+            injection,
+            reroute
         )
     }
 }

@@ -10,7 +10,7 @@
 use super::fields::{Cx, Fld, Res, V};
 use crate::config::{
     ChannelRouting, CreditGrant, EdgeMatch, FabricConfig, FlowChannelParams, FlowControlKind,
-    IlidInjectionConfig, SlToVl,
+    IlidInjectionConfig, RerouteConfig, SlToVl,
 };
 use headroom_mech::endpoint_congestion::{EndpointConfig, Watermarks, MAX_LEVELS};
 use headroom_mech::fgfc::FgfcConfig;
@@ -132,6 +132,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "fgfc",
             "hop_credits",
             "injection",
+            "reroute",
         ],
     )?;
     let mut link = FlowControlKind::Pfc;
@@ -180,6 +181,18 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     }
     if let Some(x) = t.get(cx, "hop_credits") {
         p.hop_credits = Some(parse_hop_credits(cx, &x)?);
+    }
+    if let Some(x) = t.get(cx, "reroute") {
+        let mut t = x.table(cx)?;
+        t.check_keys(cx, &["queue", "interval"])?;
+        let mut r = RerouteConfig::default();
+        if let Some(x) = t.get(cx, "queue") {
+            r.queue = x.positive_bytes(cx)?;
+        }
+        if let Some(x) = t.get(cx, "interval") {
+            r.interval = x.positive_time(cx)?;
+        }
+        p.reroute = Some(r);
     }
     if let Some(x) = t.get(cx, "injection") {
         let mut t = x.table(cx)?;
