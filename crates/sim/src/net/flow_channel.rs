@@ -13,12 +13,8 @@
 //! - When a frame leaves an egress queue its channel counts it; one leaving towards a host
 //!   is delivered and acknowledged at once. An ACK goes to the input port its channel came
 //!   in on: from a host it is home (the ingress edge); from a switch it joins the ACKs
-//!   waiting to go upstream on that link. Those leave as one frame, ahead of data and never
-//!   held by link flow control, when `ack_batch` of them wait, or at the first frame start
-//!   once the first has waited `ack_idle_delay` (the link was idle when it came) or
-//!   `ack_busy_delay` (busy), or earlier if a data frame starting instead would end past
-//!   `ack_max_delay` (no timer events: the port looks at its ACKs whenever it could start
-//!   a frame; a frame on the wire is never cut short).
+//!   waiting to go upstream on that link, which leave together in ACK frames
+//!   (`ack_frames`).
 //! - A data frame dropped on arrival at a switch (a lossy class's full buffer) is
 //!   acknowledged upstream at once, so its channel is released there as well.
 //! - With endpoint congestion management (`[fabric.flow_channels.endpoint]`), each egress
@@ -37,12 +33,12 @@
 //! Invariants (checked by `Simulation::check_invariants`): every switch's tables keep
 //! theirs ([`FlowChannels::check`]) and the machines never refused an operation the
 //! driver should not have asked for; a waiting frame is counted by its switch's MMU like a
-//! queued one; an ACK frame's ACKs live in `frames` at its arena slot from the moment it
-//! is made until it arrives. A partitioned run of this fabric runs as one part (ACK frames
-//! carry their ACKs beside the arena, which parts do not share). A flow held back has data
-//! of its channel, or of its host port under an injection limit, in flight (so an ACK will
-//! come to let it go).
+//! queued one. A partitioned run of this fabric runs as one part (ACK frames carry their
+//! ACKs beside the arena, which parts do not share). A flow held back has data of its
+//! channel, or of its host port under an injection limit, in flight (so an ACK will come to
+//! let it go), or waits out a release delay, or is held for a reroute with a frame staged.
 
+use super::ack_frames::{AckEntry, PendingAcks};
 use super::fgfc::FgfcEdges;
 use super::hop_credit::HopCredits;
 use super::injection::EdgeInjection;
@@ -58,55 +54,11 @@ use headroom_mech::endpoint_congestion::{EgressMonitor, Watermarks};
 use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
-use headroom_mech::hop_credit::HeadroomAck;
 use headroom_mech::units::Time;
 use std::collections::{HashMap, VecDeque};
 
 /// A channel at a switch: the switch, its input port, the channel's id there.
 pub(super) type ChannelKey = (u32, u16, u16);
-
-/// One ACK on its way upstream: `units` of the channel with id `id` on the link, and what
-/// it says of the destination's congestion; or a HeadroomACK for that hop alone.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct AckEntry {
-    id: u16,
-    signal: AckSignal,
-    units: u32,
-    headroom: Option<HeadroomAck>,
-}
-
-impl AckEntry {
-    /// An ACK of `units` saying `signal`.
-    pub(super) fn flow(id: u16, signal: AckSignal, units: u32) -> Self {
-        AckEntry {
-            id,
-            signal,
-            units,
-            headroom: None,
-        }
-    }
-
-    /// A HeadroomACK.
-    fn headroom(id: u16, ack: HeadroomAck) -> Self {
-        AckEntry {
-            id,
-            signal: AckSignal::Ongoing,
-            units: 0,
-            headroom: Some(ack),
-        }
-    }
-}
-
-/// The ACKs waiting to go upstream from one port.
-#[derive(Clone, Debug, Default)]
-struct PendingAcks {
-    acks: Vec<AckEntry>,
-    /// When the first of them came.
-    first: Time,
-    /// From when they may go (unless the batch fills first): at the first frame start
-    /// from then on.
-    due: Time,
-}
 
 /// Channels in use at one switch, over time.
 #[derive(Clone, Copy, Debug, Default)]
@@ -140,9 +92,9 @@ pub(super) struct ChannelFabric {
     /// Per switch: its channels in use over time.
     occupancy: Vec<Occupancy>,
     /// Per global port: ACKs waiting to go upstream on its link.
-    pending: Vec<PendingAcks>,
+    pub(super) pending: Vec<PendingAcks>,
     /// Per arena slot: the ACKs of the ACK frame in it (empty for other frames).
-    frames: Vec<Vec<AckEntry>>,
+    pub(super) frames: Vec<Vec<AckEntry>>,
     /// Per global port: frames arrived there waiting for a channel, with the local egress
     /// port the MMU admitted them for.
     waiting: Vec<VecDeque<(u32, u16)>>,
@@ -152,11 +104,11 @@ pub(super) struct ChannelFabric {
     in_use: u64,
     /// The flows are all done: the run ends when the last channel is released.
     draining: bool,
-    stats: ChannelStats,
+    pub(super) stats: ChannelStats,
     /// The first operation a table refused that the driver should not have asked for.
     fault: Option<String>,
     /// Bytes on the wire of the largest data frame (what a frame start may hold ACKs for).
-    frame_bytes: u64,
+    pub(super) frame_bytes: u64,
     /// Per global port, with endpoint congestion management: what it queues towards its
     /// host, if it leads to one (empty otherwise).
     monitors: Vec<EgressMonitor>,
@@ -586,7 +538,7 @@ impl Simulation {
 
     /// `units` of a channel were acknowledged at switch `s` by an ACK saying `signal`,
     /// which the channel learns and the ACK passes on as `up` says.
-    fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64, signal: AckSignal) {
+    pub(super) fn channel_acked(&mut self, s: u32, up: AckUpstream, units: u64, signal: AckSignal) {
         let now = self.now;
         if let AckSignal::Reroute { dst, node, port } = signal {
             if !up.released {
@@ -686,7 +638,7 @@ impl Simulation {
     /// An ACK (or a HeadroomACK) reached channel `up` of switch `s`: with injection limits
     /// or hop-by-hop credits, the flows held at the channel's output are looked at again
     /// (its frames queued here may go now).
-    fn release_held_flows(&mut self, s: u32, up: AckUpstream) {
+    pub(super) fn release_held_flows(&mut self, s: u32, up: AckUpstream) {
         let Some(fc) = self.channels.as_deref() else {
             return;
         };
@@ -745,119 +697,6 @@ impl Simulation {
             }
             _ => false,
         }
-    }
-
-    /// The ACK `ack` waits to go upstream on the link of global port `gp`.
-    pub(super) fn queue_ack(&mut self, gp: u32, ack: AckEntry) {
-        let now = self.now;
-        let busy = self.ports[gp as usize].busy_until > now;
-        let Some(fc) = self.channels.as_deref_mut() else {
-            return;
-        };
-        let batch = usize::from(fc.params.ack_batch);
-        let p = &mut fc.pending[gp as usize];
-        p.acks.push(ack);
-        if p.acks.len() >= batch {
-            self.send_acks(gp);
-            self.try_send(gp);
-        } else if p.acks.len() == 1 {
-            let wait = if busy {
-                fc.params.ack_busy_delay
-            } else {
-                fc.params.ack_idle_delay
-            };
-            p.first = now;
-            p.due = now + wait;
-            // The port looks at its ACKs whenever it could start a frame (`try_send`): a
-            // busy port's pending wake-up may serve, or this one.
-            let due = p.due;
-            self.schedule_wake(gp, due);
-        }
-    }
-
-    /// Global port `gp` could start a frame now: its waiting ACKs go ahead of data if due.
-    #[inline]
-    pub(super) fn channel_acks_due(&mut self, gp: u32) {
-        let now = self.now;
-        let Some(fc) = self.channels.as_deref() else {
-            return;
-        };
-        let p = &fc.pending[gp as usize];
-        if p.acks.is_empty() {
-            return;
-        }
-        // A data frame started now would hold them until its end: past the limit, they go
-        // first, due or not.
-        let limit = p.first + fc.params.ack_max_delay;
-        let port = &self.ports[gp as usize];
-        let data_waiting = port.nonempty != 0;
-        if p.due <= now || (data_waiting && now + port.serialization(fc.frame_bytes) > limit) {
-            self.send_acks(gp);
-        } else {
-            let due = p.due;
-            self.schedule_wake(gp, due);
-        }
-    }
-
-    /// Queues the ACKs waiting on global port `gp` as one frame, ahead of data.
-    fn send_acks(&mut self, gp: u32) {
-        let Some(fc) = self.channels.as_deref_mut() else {
-            return;
-        };
-        let n = fc.pending[gp as usize].acks.len();
-        let mut pk = Packet::new(Kind::ChannelAck);
-        pk.size = fc.params.ack_frame_bytes(n);
-        let pkt = self.arena.alloc(pk);
-        let slot = pkt as usize;
-        if fc.frames.len() <= slot {
-            fc.frames.resize_with(slot + 1, Vec::new);
-        }
-        debug_assert!(fc.frames[slot].is_empty());
-        // The frame takes the batch; the port keeps the slot's old (empty) vector.
-        std::mem::swap(&mut fc.frames[slot], &mut fc.pending[gp as usize].acks);
-        fc.stats.ack_frames += 1;
-        fc.stats.acks += n as u64;
-        fc.stats.ack_bytes += u64::from(pk.size);
-        self.ports[gp as usize].ctrl.push_back(&mut self.arena, pkt);
-    }
-
-    /// An ACK frame arrived at global port `gp` (an output of the switch it acknowledges).
-    pub(super) fn receive_channel_acks(&mut self, gp: u32, pkt: u32) {
-        let Slot::Switch(s) = self.slots[self.ports[gp as usize].node as usize] else {
-            unreachable!("ACK frames go upstream to switches only")
-        };
-        let out_local = self.ports[gp as usize].local;
-        let Some(fc) = self.channels.as_deref_mut() else {
-            self.arena.free(pkt);
-            return;
-        };
-        let mut acks = std::mem::take(&mut fc.frames[pkt as usize]);
-        for a in acks.drain(..) {
-            let units = u64::from(a.units);
-            let Some(fc) = self.channels.as_deref_mut() else {
-                break;
-            };
-            match (
-                fc.tables[s as usize].ack(out_local, a.id, units),
-                a.headroom,
-            ) {
-                (Ok(up), Some(ack)) => {
-                    // For this hop alone: not passed on.
-                    if let Some(hop) = fc.hop.as_mut() {
-                        hop.credited((s, up.in_port, up.id), ack);
-                    }
-                    self.release_held_flows(s, up);
-                }
-                (Ok(up), None) => self.channel_acked(s, up, units, a.signal),
-                (Err(e), _) => fc.fault("ack", e),
-            }
-        }
-        // The emptied vector goes back to its slot (no allocation for the next frame), and
-        // only then is the slot free: ACK frames sent meanwhile took other slots.
-        if let Some(fc) = self.channels.as_deref_mut() {
-            fc.frames[pkt as usize] = acks;
-        }
-        self.arena.free(pkt);
     }
 
     /// The data frame `pk`, arrived on global port `port`, was dropped on arrival: if its

@@ -19,6 +19,7 @@
 //! dropped + in flight; every switch's MMU conserves cells and its resident cells equal the
 //! cells of the packets it queues; no packet is lost without being counted.
 
+mod ack_frames;
 mod arbitration;
 mod credit;
 mod deadlock;

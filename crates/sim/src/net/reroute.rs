@@ -23,7 +23,8 @@
 //! frames keep their ingress accounting and move their egress counts (MMU, the queue's
 //! bytes, bytes by ingress) with them.
 
-use super::flow_channel::{AckEntry, ChannelKey};
+use super::ack_frames::AckEntry;
+use super::flow_channel::ChannelKey;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::engine::Event;
