@@ -342,7 +342,7 @@ impl Arbitration {
 
     /// Removes the waiting packets of class `q` of `port` that `remove` selects and returns
     /// them. If a sub-queue empties, the arbiter is rebuilt from the keys that still wait,
-    /// in key order (this happens only when a link fails).
+    /// in key order (this happens only when a link fails or a flow is rerouted).
     pub(super) fn remove_where(
         &mut self,
         arena: &mut Arena,

@@ -127,8 +127,9 @@ pub(super) struct ChannelFabric {
     /// The channels held for a reroute: their destination host and the overloaded output
     /// their move must avoid.
     pub(super) reroute_holds: HashMap<ChannelKey, (u32, Overload)>,
-    /// Per global port: until when it asks for no other reroute (empty without reroutes).
-    pub(super) reroute_quiet: Vec<Time>,
+    /// Per global port: until when it asks for no other reroute, and the channel it asked
+    /// for last (empty without reroutes).
+    pub(super) reroute_quiet: Vec<(Time, ChannelKey)>,
     /// The channels an output asked to move, by channel at the asking switch: their
     /// output, which may ask again once they are released.
     pub(super) reroute_asked: HashMap<ChannelKey, u32>,
@@ -190,7 +191,7 @@ impl ChannelFabric {
             reroutes: RerouteStats::default(),
             reroute_holds: HashMap::new(),
             reroute_quiet: if params.reroute.is_some() {
-                vec![Time::ZERO; ports]
+                vec![(Time::ZERO, (u32::MAX, 0, 0)); ports]
             } else {
                 Vec::new()
             },
@@ -562,8 +563,11 @@ impl Simulation {
             }
             fc.reroute_holds.remove(&(s, up.in_port, up.id));
             if let Some(out) = fc.reroute_asked.remove(&(s, up.in_port, up.id)) {
-                // The flow left the output: it may ask for another.
-                fc.reroute_quiet[out as usize] = now;
+                // The flow the output asked for last left it: it may ask for another.
+                let quiet = &mut fc.reroute_quiet[out as usize];
+                if quiet.1 == (s, up.in_port, up.id) {
+                    quiet.0 = now;
+                }
             }
             fc.occupancy[s as usize].change(now, false);
             fc.in_use -= 1;

@@ -15,7 +15,8 @@
 //!   flow's queue out of the arbiter) until everything it forwarded is acknowledged: every
 //!   channel downstream is then released, so nothing can be overtaken. It then moves the
 //!   channel, with the frames it has queued there, to the least-loaded of those next hops
-//!   (fewest channels, then fewest bytes queued; its own output stays when none is left).
+//!   (fewest channels, then fewest bytes queued; its own output stays when none is left,
+//!   or when frames of its input port wait for a channel: they were admitted for it).
 //!
 //! Invariants: a channel is held for a reroute only while something it forwarded is in
 //! flight (the ACK that drains it, or for one with nothing in flight a `ChannelRelease`
@@ -61,7 +62,7 @@ impl Simulation {
         let Some(cfg) = fc.params.reroute else {
             return;
         };
-        if queued + u64::from(size) < cfg.queue || self.now < fc.reroute_quiet[out as usize] {
+        if queued + u64::from(size) < cfg.queue || self.now < fc.reroute_quiet[out as usize].0 {
             return;
         }
         match fc.tables[s as usize].ask_reroute((in_local, id)) {
@@ -72,7 +73,7 @@ impl Simulation {
         fc.reroutes.asks += 1;
         // One flow at a time: moving every flow of an overloaded output at once would
         // only overload another.
-        fc.reroute_quiet[out as usize] = self.now + cfg.interval;
+        fc.reroute_quiet[out as usize] = (self.now + cfg.interval, (s, in_local, id));
         fc.reroute_asked.insert((s, in_local, id), out);
         let overload = Overload {
             node: self.switches[s as usize].node,
@@ -236,8 +237,9 @@ impl Simulation {
         }
     }
 
-    /// The channels held at global output `out` of switch `s` for a reroute with nothing
-    /// in flight move now.
+    /// The channels of switch `s` leaving by global output `out` and held for a reroute
+    /// with nothing in flight move now (whether their flows wait in the arbiter or are
+    /// held back already).
     pub(super) fn reroute_drained_at(&mut self, s: u32, out: u32) {
         let Some(fc) = self.channels.as_deref() else {
             return;
@@ -245,17 +247,21 @@ impl Simulation {
         if fc.params.reroute.is_none() {
             return;
         }
-        let mut due: Vec<ChannelKey> = self
-            .arbitration
-            .held_heads()
-            .filter(|&(port, _)| port == out)
-            .map(|(_, pkt)| {
-                let pk = self.arena.get(pkt);
-                (s, pk.in_port, pk.channel)
+        let out_local = self.ports[out as usize].local;
+        let table = &fc.tables[s as usize];
+        let mut due: Vec<ChannelKey> = fc
+            .reroute_holds
+            .keys()
+            .copied()
+            .filter(|&(hs, in_local, id)| {
+                hs == s
+                    && table
+                        .input(in_local, id)
+                        .is_some_and(|c| c.follow_port == out_local && c.flow_extent() == 0)
             })
             .collect();
+        // In a fixed order, not the map's.
         due.sort_unstable();
-        due.dedup();
         for key in due {
             self.reroute_if_drained(key);
         }
@@ -276,6 +282,10 @@ impl Simulation {
         };
         let old_local = c.follow_port;
         let old = self.switches[s as usize].port(old_local);
+        // Frames waiting for a channel at its input were admitted for the old output and
+        // would take it again: the flow stays.
+        let gp_in = self.switches[s as usize].port(in_local);
+        let waiting = fc.waiting_on(gp_in).next().is_some();
         let mine =
             |pk: &Packet| pk.kind == Kind::Data && pk.in_port == in_local && pk.channel == id;
         // A frame of it staged to leave by the old output goes first; the ACK of it moves
@@ -294,7 +304,7 @@ impl Simulation {
                 .waiting(&self.arena, old, q)
                 .find(|&pkt| mine(self.arena.get(pkt)))
         });
-        let target = head.and_then(|pkt| {
+        let target = head.filter(|_| !waiting).and_then(|pkt| {
             let pk = self.arena.get(pkt);
             self.reroute_target(s, old_local, (dst, overload), (pk.hash, pk.sl))
         });
