@@ -169,15 +169,26 @@ fn acks_are_batched_by_size_and_timers() {
 
 #[test]
 fn runs_are_the_same_on_any_number_of_threads() {
-    let cfg = websearch(0.5, r#"kind = "flow-channels""#);
-    let one = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), 1)
-        .expect("valid")
-        .run();
-    let two = headroom_sim::net::parallel::Partitioned::new(cfg, 2)
-        .expect("valid")
-        .run();
-    assert_eq!(one.flows, two.flows);
-    assert_eq!(one.channels, two.channels);
+    // Plain, and with the congestion management whose timers and moves are events of
+    // their own (release delays, reroutes).
+    let managed = "kind = \"flow-channels\"\n[fabric.flow_channels.endpoint]\n\
+                   limits = [\"8KiB\", \"0B\"]\nrelease_delay = \"1us\"\n\
+                   [fabric.flow_channels.reroute]\nqueue = \"16KiB\"\n\
+                   [switch.scheduler]\narbitration = \"flow\"";
+    for fabric in [r#"kind = "flow-channels""#, managed] {
+        let cfg = websearch(0.5, fabric);
+        let one = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), 1)
+            .expect("valid")
+            .run();
+        assert!(one.channels.is_some());
+        for threads in 2..=4 {
+            let r = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), threads)
+                .expect("valid")
+                .run();
+            assert_eq!(one.flows, r.flows, "{threads} threads: {fabric}");
+            assert_eq!(one.channels, r.channels, "{threads} threads: {fabric}");
+        }
+    }
 }
 
 /// A leaf-spine of `leaves` × `hosts` hosts under one spine (100 Gb/s host links, uplinks
