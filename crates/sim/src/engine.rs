@@ -150,8 +150,12 @@ pub trait EventQueue {
     fn push(&mut self, time: Time, key: u64, event: Event);
     /// Removes and returns the earliest event.
     fn pop(&mut self) -> Option<Scheduled>;
-    /// The time of the earliest event (may reorganize the queue, hence `&mut`).
-    fn peek_time(&mut self) -> Option<Time>;
+    /// The time and key of the earliest event (may reorganize the queue, hence `&mut`).
+    fn peek(&mut self) -> Option<(Time, u64)>;
+    /// The time of the earliest event.
+    fn peek_time(&mut self) -> Option<Time> {
+        self.peek().map(|(time, _)| time)
+    }
     /// Number of pending events.
     fn len(&self) -> usize;
     /// Whether no event is pending.
@@ -186,8 +190,8 @@ impl EventQueue for HeapQueue {
     fn pop(&mut self) -> Option<Scheduled> {
         self.heap.pop()
     }
-    fn peek_time(&mut self) -> Option<Time> {
-        self.heap.peek().map(|s| s.time)
+    fn peek(&mut self) -> Option<(Time, u64)> {
+        self.heap.peek().map(|s| (s.time, s.seq))
     }
     fn len(&self) -> usize {
         self.heap.len()
@@ -504,11 +508,11 @@ impl EventQueue for CalendarQueue {
         self.take()
     }
 
-    fn peek_time(&mut self) -> Option<Time> {
+    fn peek(&mut self) -> Option<(Time, u64)> {
         if !self.settle() {
             return None;
         }
-        self.current.last().map(|&(k, _)| self.unkey(self.cur, k).0)
+        self.current.last().map(|&(k, _)| self.unkey(self.cur, k))
     }
 
     fn len(&self) -> usize {

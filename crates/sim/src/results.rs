@@ -393,6 +393,72 @@ pub struct ChannelStats {
     pub switches: Vec<SwitchChannels>,
 }
 
+impl ChannelStats {
+    /// Adds another part's statistics: counts add up, peaks take the larger, and a
+    /// switch's record is taken from the part for which `owns(node)` holds.
+    pub fn absorb(&mut self, other: ChannelStats, owns: impl Fn(u32) -> bool) {
+        fn add<T>(a: &mut Option<T>, b: Option<T>, f: impl Fn(&mut T, T)) {
+            match (a.as_mut(), b) {
+                (Some(x), Some(y)) => f(x, y),
+                (None, Some(y)) => *a = Some(y),
+                (_, None) => {}
+            }
+        }
+        let pair = |x: &mut (u64, u64), y: (u64, u64)| {
+            x.0 += y.0;
+            x.1 += y.1;
+        };
+        // Every field, so that a new one is not forgotten here.
+        let ChannelStats {
+            ack_frames,
+            acks,
+            ack_bytes,
+            acks_home,
+            drop_acks,
+            waits,
+            waiting_at_end,
+            endpoint: _,
+            endpoint_acks,
+            flow_limit_holds,
+            release_delays,
+            reroute,
+            fgfc,
+            hop_credits,
+            injection,
+            switches,
+        } = other;
+        self.ack_frames += ack_frames;
+        self.acks += acks;
+        self.ack_bytes += ack_bytes;
+        self.acks_home += acks_home;
+        self.drop_acks += drop_acks;
+        self.waits += waits;
+        self.waiting_at_end += waiting_at_end;
+        self.endpoint_acks += endpoint_acks;
+        self.flow_limit_holds += flow_limit_holds;
+        add(&mut self.release_delays, release_delays, |x, y| *x += y);
+        add(&mut self.reroute, reroute, |x, y| {
+            x.asks += y.asks;
+            x.moved += y.moved;
+            x.kept += y.kept;
+            x.unresolved += y.unresolved;
+        });
+        add(&mut self.fgfc, fgfc, pair);
+        add(&mut self.hop_credits, hop_credits, pair);
+        add(&mut self.injection, injection, |x, y| {
+            x.peak = x.peak.max(y.peak);
+            for (a, b) in x.ilids.iter_mut().zip(y.ilids) {
+                a.peak = a.peak.max(b.peak);
+            }
+        });
+        for (a, b) in self.switches.iter_mut().zip(switches) {
+            if owns(b.node) {
+                *a = b;
+            }
+        }
+    }
+}
+
 /// The ingress edges' injection limits over a run, bytes (in whole units of the channels'
 /// counters, but for the node limit, as configured).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -167,26 +167,72 @@ fn acks_are_batched_by_size_and_timers() {
     assert!(c.acks <= 8 * c.ack_frames);
 }
 
+/// Split into parts, a run is the one run: ACK frames cross between parts with their ACKs,
+/// every part's channels and counters add up, and the run ends at the same event (the
+/// release of the last channel anywhere).
 #[test]
 fn runs_are_the_same_on_any_number_of_threads() {
-    // Plain, and with the congestion management whose timers and moves are events of
-    // their own (release delays, reroutes).
+    // Plain; with the congestion management whose timers and moves are events of their
+    // own (release delays, reroutes); with the edges' and hops' own controls (FGFC frames
+    // to hosts, HeadroomACKs, injection limits).
     let managed = "kind = \"flow-channels\"\n[fabric.flow_channels.endpoint]\n\
                    limits = [\"8KiB\", \"0B\"]\nrelease_delay = \"1us\"\n\
                    [fabric.flow_channels.reroute]\nqueue = \"16KiB\"\n\
                    [switch.scheduler]\narbitration = \"flow\"";
-    for fabric in [r#"kind = "flow-channels""#, managed] {
+    let edges = channels(
+        "[fabric.flow_channels.endpoint]\n[fabric.flow_channels.fgfc]\n\
+         [fabric.flow_channels.hop_credits]\n[fabric.flow_channels.injection]\n\
+         port = \"32KiB\"\n[switch.scheduler]\narbitration = \"flow\"",
+    );
+    // ACKs slower than the hosts' own: the last flow finishes with channels still in use,
+    // which the parts drain together.
+    let slow_acks =
+        channels("ack_idle_delay = \"5us\"\nack_busy_delay = \"5us\"\nack_max_delay = \"5us\"");
+    for fabric in [r#"kind = "flow-channels""#, managed, &edges, &slow_acks] {
         let cfg = websearch(0.5, fabric);
         let one = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), 1)
             .expect("valid")
             .run();
-        assert!(one.channels.is_some());
-        for threads in 2..=4 {
-            let r = headroom_sim::net::parallel::Partitioned::new(cfg.clone(), threads)
+        assert_drained(&one, fabric);
+        let last_finish = one.flows.iter().filter_map(|f| f.finish).max();
+        if fabric == slow_acks {
+            let last_finish = last_finish.expect("flows finished");
+            assert!(
+                one.end_time > last_finish,
+                "the run ended with its last flow: the drain was not tested"
+            );
+            // A stop time within the drain ends it there, in parts as in one.
+            let mut stopped = cfg.clone();
+            stopped.stop_time = Some(Time((last_finish.as_ps() + one.end_time.as_ps()) / 2));
+            let single = headroom_sim::net::parallel::Partitioned::new(stopped.clone(), 1)
                 .expect("valid")
                 .run();
+            let split = headroom_sim::net::parallel::Partitioned::new(stopped, 3)
+                .expect("valid")
+                .run();
+            assert_eq!(single.stop_reason, Some(StopReason::StopTime));
+            assert_eq!(
+                (
+                    single.end_time,
+                    single.events,
+                    &single.flows,
+                    &single.channels
+                ),
+                (split.end_time, split.events, &split.flows, &split.channels)
+            );
+        }
+        for threads in 2..=4 {
+            let run =
+                headroom_sim::net::parallel::Partitioned::new(cfg.clone(), threads).expect("valid");
+            assert_eq!(run.parts(), threads, "{fabric}");
+            let r = run.run();
             assert_eq!(one.flows, r.flows, "{threads} threads: {fabric}");
             assert_eq!(one.channels, r.channels, "{threads} threads: {fabric}");
+            assert_eq!(
+                (one.end_time, one.events, one.stop_reason),
+                (r.end_time, r.events, r.stop_reason),
+                "{threads} threads: {fabric}"
+            );
         }
     }
 }

@@ -52,6 +52,7 @@ use headroom_sim::config::{
     EdgeMatch, FlowChannelParams, FlowControlKind, HeadroomSizing, IlidInjectionConfig, LinkFabric,
     RerouteConfig, SchemeConfig, SimConfig, WindowConfig,
 };
+use headroom_sim::net::parallel::Partitioned;
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
@@ -705,11 +706,12 @@ fn scenarios_exercise_pfc() {
 /// Credits really withhold in the credit cases (their share of the property above is not
 /// vacuous), and InfiniBand CC is drawn.
 /// The flow-channel cases make channels, send ACK frames between switches, and some fill
-/// a table (frames wait for a channel).
+/// a table (frames wait for a channel). Split into parts (three threads), each gives the
+/// results of the single run.
 #[test]
 fn scenarios_exercise_flow_channels() {
     let (mut cases, mut acked, mut waited, mut held, mut paused, mut metered) = (0, 0, 0, 0, 0, 0);
-    let (mut ilid_cases, mut ilid_held, mut rerouted) = (0, 0, 0);
+    let (mut ilid_cases, mut ilid_held, mut rerouted, mut split) = (0, 0, 0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -719,6 +721,17 @@ fn scenarios_exercise_flow_channels() {
         let mut sim = Simulation::new(c.cfg.clone()).expect("valid case");
         sim.run_until(Time::MAX);
         let r = sim.finish();
+        let parts = Partitioned::new(c.cfg.clone(), 3).expect("valid case");
+        if parts.parts() > 1 {
+            split += 1;
+            let p = parts.run();
+            assert_eq!(
+                (r.end_time, r.events, r.stop_reason, &r.flows, &r.channels),
+                (p.end_time, p.events, p.stop_reason, &p.flows, &p.channels),
+                "{} in parts",
+                c.what
+            );
+        }
         let ch = r.channels.expect("a flow-channel run reports its channels");
         acked += usize::from(ch.ack_frames > 0 || ch.acks_home > 0);
         waited += usize::from(ch.waits > 0);
@@ -738,7 +751,11 @@ fn scenarios_exercise_flow_channels() {
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
          a flow at its injection limit, {paused} paused a source by FGFC, {metered} metered a \
          flow hop by hop, {ilid_cases} limited ILIDs ({ilid_held} of them held a flow), \
-         {rerouted} asked for a reroute"
+         {rerouted} asked for a reroute, {split} ran in parts as well"
+    );
+    assert!(
+        split * 2 >= cases,
+        "{split} of {cases} cases split into parts"
     );
     assert!(rerouted >= 1, "no case asked for a reroute");
     assert!(ilid_held >= 1, "no case with ILID limits held a flow");

@@ -9,8 +9,10 @@
 //!
 //! Invariant: an ACK frame's ACKs live in `ChannelFabric::frames` at its arena slot from
 //! the moment it is made until it arrives (the emptied vector then goes back to the slot,
-//! so a steady run allocates none).
+//! so a steady run allocates none). An ACK frame crossing to another part of a partitioned
+//! run takes its ACKs along in the mail, and they move into the slot it gets there.
 
+use super::flow_channel::ChannelFabric;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use headroom_mech::flow_channel::AckSignal;
@@ -122,13 +124,10 @@ impl Simulation {
         let mut pk = Packet::new(Kind::ChannelAck);
         pk.size = fc.params.ack_frame_bytes(n);
         let pkt = self.arena.alloc(pk);
-        let slot = pkt as usize;
-        if fc.frames.len() <= slot {
-            fc.frames.resize_with(slot + 1, Vec::new);
-        }
-        debug_assert!(fc.frames[slot].is_empty());
         // The frame takes the batch; the port keeps the slot's old (empty) vector.
-        std::mem::swap(&mut fc.frames[slot], &mut fc.pending[gp as usize].acks);
+        let batch = std::mem::take(&mut fc.pending[gp as usize].acks);
+        let slot = std::mem::replace(fc.frame_acks(pkt), batch);
+        fc.pending[gp as usize].acks = slot;
         fc.stats.ack_frames += 1;
         fc.stats.acks += n as u64;
         fc.stats.ack_bytes += u64::from(pk.size);
@@ -172,5 +171,24 @@ impl Simulation {
             fc.frames[pkt as usize] = acks;
         }
         self.arena.free(pkt);
+    }
+}
+
+impl ChannelFabric {
+    /// The ACK frame in arena slot `pkt` leaves for another part: its ACKs are appended to
+    /// `mail` (the slot keeps its emptied vector). Returns how many.
+    pub(super) fn hand_over_acks(&mut self, pkt: u32, mail: &mut Vec<AckEntry>) -> u32 {
+        let Some(acks) = self.frames.get_mut(pkt as usize) else {
+            return 0;
+        };
+        // At most `ack_batch` (u16) ACKs.
+        let n = acks.len() as u32;
+        mail.append(acks);
+        n
+    }
+
+    /// An ACK frame from another part took arena slot `pkt`: `acks` are its ACKs.
+    pub(super) fn take_over_acks(&mut self, pkt: u32, acks: &[AckEntry]) {
+        self.frame_acks(pkt).extend_from_slice(acks);
     }
 }

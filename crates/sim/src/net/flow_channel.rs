@@ -33,8 +33,9 @@
 //! Invariants (checked by `Simulation::check_invariants`): every switch's tables keep
 //! theirs ([`FlowChannels::check`]) and the machines never refused an operation the
 //! driver should not have asked for; a waiting frame is counted by its switch's MMU like a
-//! queued one. A partitioned run of this fabric runs as one part (ACK frames carry their
-//! ACKs beside the arena, which parts do not share). A flow held back has data of its
+//! queued one. Every node's channel state changes only in its own part of a partitioned
+//! run, and the channels in use are counted per part (the driver adds them up to end the
+//! run: `Partitioned::drain`). A flow held back has data of its
 //! channel, or of its host port under an injection limit, in flight (so an ACK will come to
 //! let it go), or waits out a release delay, or is held for a reroute with a frame staged.
 
@@ -197,6 +198,16 @@ impl ChannelFabric {
             },
             reroute_asked: HashMap::new(),
         }
+    }
+
+    /// The ACKs of the ACK frame in arena slot `pkt` (empty until the frame is made).
+    pub(super) fn frame_acks(&mut self, pkt: u32) -> &mut Vec<AckEntry> {
+        let slot = pkt as usize;
+        if self.frames.len() <= slot {
+            self.frames.resize_with(slot + 1, Vec::new);
+        }
+        debug_assert!(self.frames[slot].is_empty());
+        &mut self.frames[slot]
     }
 
     pub(super) fn fault(&mut self, what: &str, e: FlowChannelError) {
@@ -694,6 +705,11 @@ impl Simulation {
     /// The last flow finished: whether the run goes on until the ACKs still on their way
     /// have released every channel (it then ends when the last one is released).
     pub(super) fn channels_drain_first(&mut self) -> bool {
+        // A part of a partitioned run pauses as without channels: only the driver sees
+        // every part's channels (`Partitioned::drain`).
+        if !self.node_part.is_empty() {
+            return false;
+        }
         match self.channels.as_deref_mut() {
             Some(fc) if fc.in_use > 0 => {
                 fc.draining = true;
@@ -701,6 +717,11 @@ impl Simulation {
             }
             _ => false,
         }
+    }
+
+    /// Flow channels in use at this simulation's switches.
+    pub(super) fn channels_in_use(&self) -> u64 {
+        self.channels.as_deref().map_or(0, |fc| fc.in_use)
     }
 
     /// The data frame `pk`, arrived on global port `port`, was dropped on arrival: if its

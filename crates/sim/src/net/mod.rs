@@ -125,7 +125,7 @@ pub struct Simulation {
     part: u16,
     node_part: Arc<[u16]>,
     /// Frames sent to other parts, for the driver to deliver.
-    outbox: Vec<parallel::Remote>,
+    outbox: parallel::Mail,
     /// Flows whose sender is here (all of them, unless partitioned).
     flows_to_finish: usize,
     /// When (and at which event) the last of those finished.
@@ -402,7 +402,7 @@ impl Simulation {
             cur_key: 0,
             part,
             node_part,
-            outbox: Vec::new(),
+            outbox: parallel::Mail::default(),
             flows_to_finish: 0,
             done_at: None,
             events: 0,
@@ -532,6 +532,13 @@ impl Simulation {
         let key = self.next_key(&event);
         let packet = *self.arena.get(pkt);
         let int = self.arena.int(pkt).copied().unwrap_or(IntStack::EMPTY);
+        let first_ack = self.outbox.acks.len() as u32;
+        let acks = match self.channels.as_deref_mut() {
+            Some(fc) if packet.kind == Kind::ChannelAck => {
+                fc.hand_over_acks(pkt, &mut self.outbox.acks)
+            }
+            _ => 0,
+        };
         self.arena.free(pkt);
         let (port, first_bit) = match event {
             Event::FrameStart { port, .. } => (port, true),
@@ -539,7 +546,7 @@ impl Simulation {
             _ => unreachable!("only frames cross between parts"),
         };
         let to = self.part_of_node(self.ports[port as usize].node);
-        self.outbox.push(parallel::Remote {
+        self.outbox.frames.push(parallel::Remote {
             to,
             time,
             key,
@@ -547,14 +554,19 @@ impl Simulation {
             first_bit,
             packet,
             int,
+            acks: (first_ack, acks),
         });
     }
 
-    /// Schedules a frame another part sent to one of this part's ports.
-    fn receive_remote(&mut self, r: &parallel::Remote) {
+    /// Schedules a frame another part sent to one of this part's ports (`acks`: the ACKs
+    /// of the ACK frames in the same mail).
+    fn receive_remote(&mut self, r: &parallel::Remote, acks: &[ack_frames::AckEntry]) {
         let pkt = self.arena.alloc(r.packet);
         if let Some(int) = self.arena.int_mut(pkt) {
             *int = r.int;
+        }
+        if let (Some(fc), (first, n @ 1..)) = (self.channels.as_deref_mut(), r.acks) {
+            fc.take_over_acks(pkt, &acks[first as usize..(first + n) as usize]);
         }
         let event = if r.first_bit {
             Event::FrameStart { port: r.port, pkt }

@@ -19,32 +19,40 @@
 //!   that finishes its last flow; a part that finishes its own last flow pauses right after
 //!   it, and parts whose flows are all done run each window only after the others, so that
 //!   when the last flow finishes (at key `K`), every part can be brought exactly to `K`.
+//! - a flow-channel run goes on after its last flow until no channel is in use anywhere.
+//!   The parts stand at `K`; from there they run one event at a time in the global order
+//!   (the ACKs' last trips home: a few round trips), so that each release is seen as the
+//!   single simulation sees it, and the run ends at the one that leaves no channel in use.
+//!   An ACK frame's ACKs, which live beside its part's arena, travel in the mail with it.
 //!
 //! Invariants: between windows every frame is in exactly one part's queue; every part has
 //! handled exactly the events up to the same point of the global order; a run that fails on
-//! its first lossless drop, whose parts would be joined by a zero-delay link, or whose fabric
-//! runs flow channels, runs as one part. Each part holds the whole network's state (a part's
+//! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as
+//! one part. Each part holds the whole network's state (a part's
 //! memory is a whole run's, less the packets of other parts); only its own nodes' share of
 //! it changes.
 
+mod crew;
 mod probe;
+mod split;
+
+use crew::{Crew, Pace, Signal, Step};
 
 pub use probe::{Load, Probe, ProbeSettings, MARGIN, PROBE_BUDGET};
+pub use split::{split, Split};
 
+use super::ack_frames::AckEntry;
 use super::deadlock::{self, Deadlock};
 use super::packet::Packet;
 use super::{SimError, Simulation};
 use crate::config::{ConfigError, SimConfig};
 use crate::engine::EventQueue;
 use crate::results::{RunResults, StopReason};
-use crate::routing::{self, Routes};
-use crate::topology::{NodeKind, Topology};
+use crate::routing::Routes;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
-use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A frame travelling from one part to another.
 #[derive(Clone, Copy, Debug)]
@@ -63,83 +71,38 @@ pub(crate) struct Remote {
     pub packet: Packet,
     /// Its INT hop records (empty in runs without INT).
     pub int: IntStack,
+    /// A flow-channel ACK frame's ACKs: where they start in the mail's `acks`, and how
+    /// many (none for other frames).
+    pub acks: (u32, u32),
 }
 
-/// How a network is split into parts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Split {
-    /// Per node, its part.
-    pub node_part: Vec<u16>,
-    /// Number of parts.
-    pub parts: u16,
-    /// Smallest delay of a link between two parts (`Time::MAX` if none).
-    pub lookahead: Time,
+/// Frames for other parts, with the ACKs of the flow-channel ACK frames among them (which
+/// live beside the arena, see `net::ack_frames`).
+#[derive(Debug, Default)]
+pub(in crate::net) struct Mail {
+    pub frames: Vec<Remote>,
+    /// The frames' ACKs, each frame's at its `acks` range.
+    pub acks: Vec<AckEntry>,
 }
 
-/// Splits `topo` into at most `parts` parts: hosts in id order into equal runs, each
-/// switch into the part whose hosts are nearest on average (ties: the part with the fewest
-/// switch ports so far). In a fat tree or leaf-spine this keeps pods and leaves whole and
-/// spreads the spines. Fewer parts when there are fewer hosts.
-pub fn split(topo: &Topology, parts: usize) -> Split {
-    let n = topo.nodes.len();
-    let hosts: Vec<usize> = (0..n)
-        .filter(|&i| topo.nodes[i] == NodeKind::Host)
-        .collect();
-    let parts = parts.clamp(1, hosts.len().clamp(1, usize::from(u16::MAX)));
-    let mut node_part = vec![0u16; n];
-    if parts > 1 {
-        for (k, &h) in hosts.iter().enumerate() {
-            node_part[h] = (k * parts / hosts.len()) as u16;
-        }
-        let adj = routing::adjacency(topo);
-        let mut hosts_in = vec![0u64; parts];
-        for &h in &hosts {
-            hosts_in[usize::from(node_part[h])] += 1;
-        }
-        let mut ports_in = vec![0usize; parts];
-        let mut dist = vec![u32::MAX; n];
-        let mut frontier = VecDeque::new();
-        for s in (0..n).filter(|&i| topo.nodes[i] == NodeKind::Switch) {
-            dist.fill(u32::MAX);
-            dist[s] = 0;
-            frontier.push_back(s);
-            while let Some(u) = frontier.pop_front() {
-                for &(v, _) in &adj[u] {
-                    if dist[v.index()] == u32::MAX {
-                        dist[v.index()] = dist[u] + 1;
-                        frontier.push_back(v.index());
-                    }
-                }
-            }
-            // Mean distance to each part's hosts, compared exactly: sum_a / n_a vs sum_b / n_b.
-            let mut sums = vec![0u64; parts];
-            for &h in &hosts {
-                sums[usize::from(node_part[h])] += u64::from(dist[h].min(u32::MAX / 2));
-            }
-            let best = (0..parts)
-                .min_by(|&a, &b| {
-                    let (x, y) = (
-                        u128::from(sums[a]) * u128::from(hosts_in[b]),
-                        u128::from(sums[b]) * u128::from(hosts_in[a]),
-                    );
-                    x.cmp(&y).then(ports_in[a].cmp(&ports_in[b]))
-                })
-                .unwrap_or(0);
-            node_part[s] = best as u16;
-            ports_in[best] += adj[s].len();
+impl Mail {
+    /// Appends the frames of `outbox` for part `to`, with their ACKs.
+    fn post(&mut self, outbox: &Mail, to: u16) {
+        for r in outbox.frames.iter().filter(|r| r.to == to) {
+            let (first, n) = r.acks;
+            self.acks
+                .extend_from_slice(&outbox.acks[first as usize..(first + n) as usize]);
+            self.frames.push(Remote {
+                // Fewer than 2^32 ACKs in a window's mail: each is a frame's worth of bytes.
+                acks: ((self.acks.len() - n as usize) as u32, n),
+                ..*r
+            });
         }
     }
-    let lookahead = topo
-        .links
-        .iter()
-        .filter(|l| node_part[l.a.index()] != node_part[l.b.index()])
-        .map(|l| l.delay)
-        .min()
-        .unwrap_or(Time::MAX);
-    Split {
-        node_part,
-        parts: parts as u16,
-        lookahead,
+
+    fn clear(&mut self) {
+        self.frames.clear();
+        self.acks.clear();
     }
 }
 
@@ -148,11 +111,14 @@ pub fn split(topo: &Topology, parts: usize) -> Split {
 pub struct Partitioned {
     parts: Vec<Mutex<Simulation>>,
     /// Frames between windows: `mail[to * parts + from]`.
-    mail: Vec<Mutex<Vec<Remote>>>,
+    mail: Vec<Mutex<Mail>>,
     lookahead: Time,
     threads: usize,
     total_flows: usize,
     stop: Option<StopReason>,
+    /// The flows are all done but flow channels are still in use: the run goes on, one
+    /// event at a time in the global order, until the last is released ([`Partitioned::drain`]).
+    draining: bool,
     pace: Pace,
     /// The next deadlock check, if the run checks (see [`Partitioned::run_until`]).
     next_check: Option<Time>,
@@ -165,188 +131,30 @@ pub struct Partitioned {
     probe_result: Option<probe::Probe>,
 }
 
-/// Whether the windows run on all threads or one after the other on the calling thread.
-///
-/// The results are the same either way; the speed is not. On a machine whose cores are
-/// busy with other work, threads that meet every window wait for each other far longer
-/// than the window's work takes, and one thread is faster. So the run measures, in blocks
-/// of [`Pace::BLOCK`] windows: each cycle starts with three probe blocks (parallel, serial,
-/// parallel), then runs serially only if the serial block handled [`Pace::MARGIN`] times
-/// more events per second than both parallel ones (the traffic changes from block to
-/// block too, and on a free machine the parallel way is about twice as fast). A cycle is
-/// [`Pace::CYCLE`] blocks, a quarter of that when running serially, so that a machine that
-/// frees up is noticed soon.
-#[derive(Debug)]
-struct Pace {
-    /// Windows handled in the current block.
-    windows: u32,
-    /// Block number within the cycle.
-    block: u32,
-    /// When the current block started, and the events handled until then.
-    since: Option<(std::time::Instant, u64)>,
-    /// Events per second of this cycle's probe blocks.
-    rate: [f64; 3],
-    /// The probes chose the serial way.
-    serial: bool,
-}
-
-impl Pace {
-    const BLOCK: u32 = 32;
-    /// Long enough that probing the slower way costs a few percent.
-    const CYCLE: u32 = 64;
-    /// How much faster the serial probe must have been to run serially.
-    const MARGIN: f64 = 1.25;
-
-    fn new() -> Self {
-        Pace {
-            windows: 0,
-            block: 0,
-            since: None,
-            rate: [0.0; 3],
-            serial: false,
-        }
-    }
-
-    /// Whether the next window runs in parallel.
-    fn parallel(&self) -> bool {
-        match self.block {
-            0 | 2 => true,
-            1 => false,
-            _ => !self.serial,
-        }
-    }
-
-    /// A window ended with `events` handled in all.
-    fn window_done(&mut self, events: u64) {
-        let now = std::time::Instant::now();
-        let Some((start, before)) = self.since else {
-            self.since = Some((now, events));
-            return;
-        };
-        self.windows += 1;
-        if self.windows < Self::BLOCK {
-            return;
-        }
-        let secs = now.duration_since(start).as_secs_f64().max(1e-9);
-        if let Some(r) = self.rate.get_mut(self.block as usize) {
-            *r = (events - before) as f64 / secs;
-        }
-        if self.block == 2 {
-            self.serial = self.rate[1] > Self::MARGIN * self.rate[0].max(self.rate[2]);
-        }
-        let cycle = if self.serial {
-            Self::CYCLE / 4
-        } else {
-            Self::CYCLE
-        };
-        self.windows = 0;
-        self.block = (self.block + 1) % cycle;
-        self.since = Some((now, events));
-    }
-}
-
-/// What the threads do next.
-#[derive(Clone, Debug)]
-enum Step {
-    /// Each part with `Some((time, key))` handles its events through that point, then
-    /// posts the frames it sent.
-    Run(Vec<Option<(Time, u64)>>),
-    /// Each part takes the frames posted to it.
-    Collect,
-    /// The run is over (for this call).
-    Quit,
-}
-
-/// The threads' meeting point: the coordinator publishes a step and bumps `generation`;
-/// each helper does its parts' share and counts itself in `done`.
-struct Crew {
-    generation: Signal,
-    done: Signal,
-    step: Mutex<Step>,
-    /// A helper's panic, for the coordinator to raise (a helper that panicked still
-    /// counts itself done, so nobody waits for it forever).
-    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-}
-
-/// A counter one thread advances and others wait on: a waiter spins briefly (the parts of
-/// a window usually finish within microseconds of each other), then sleeps, so that a
-/// machine with fewer free cores than threads is not spent spinning.
-struct Signal {
-    value: AtomicU64,
-    sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    wake: Condvar,
-}
-
-impl Signal {
-    /// Spins before sleeping (tens of microseconds).
-    const SPINS: u32 = 20_000;
-
-    fn new() -> Self {
-        Signal {
-            value: AtomicU64::new(0),
-            sleepers: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            wake: Condvar::new(),
-        }
-    }
-
-    fn get(&self) -> u64 {
-        self.value.load(Ordering::SeqCst)
-    }
-
-    /// Sets the value and wakes the sleepers.
-    fn set(&self, v: u64) {
-        self.value.store(v, Ordering::SeqCst);
-        self.wake_sleepers();
-    }
-
-    /// Adds one to the value and wakes the sleepers.
-    fn bump(&self) {
-        self.value.fetch_add(1, Ordering::SeqCst);
-        self.wake_sleepers();
-    }
-
-    fn wake_sleepers(&self) {
-        // A waiter registers under the lock before its last look at the value, so either it
-        // sees the new value or it is counted here, and the notification waits for the lock
-        // it releases only when asleep.
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _held = lock(&self.lock);
-            self.wake.notify_all();
-        }
-    }
-
-    /// Waits until `ready(value)`; returns the value.
-    fn wait(&self, ready: impl Fn(u64) -> bool) -> u64 {
-        for _ in 0..Self::SPINS {
-            let v = self.get();
-            if ready(v) {
-                return v;
-            }
-            std::hint::spin_loop();
-        }
-        let mut held = lock(&self.lock);
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        let v = loop {
-            let v = self.get();
-            if ready(v) {
-                break v;
-            }
-            held = match self.wake.wait(held) {
-                Ok(g) => g,
-                Err(poisoned) => panic!("a simulation thread panicked: {poisoned}"),
-            };
-        };
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
-        v
-    }
+/// How the windows of one call of [`Partitioned::coordinate`] ended.
+#[derive(Clone, Copy, Debug)]
+enum Windows {
+    /// At the call's limit: the run goes on.
+    Limit,
+    /// The run ended.
+    Ended(StopReason),
+    /// The flows are all done, flow channels are still in use: the run drains them.
+    Drain,
 }
 
 /// Half a deadlock detection time (at least 1 ps): the interval between checks, so that a
 /// cycle is found within one and a half detection times of its start.
 fn half(detection: Time) -> Time {
     Time((detection.as_ps() / 2).max(1))
+}
+
+/// The part in `m`, held exclusively; a poisoned lock means a part panicked, which is
+/// re-raised here.
+fn part_mut(m: &mut Mutex<Simulation>) -> &mut Simulation {
+    match m.get_mut() {
+        Ok(p) => p,
+        Err(poisoned) => panic!("a simulation part panicked: {poisoned}"),
+    }
 }
 
 /// Locks `m`; a poisoned lock means a part panicked, which is re-raised here.
@@ -364,13 +172,7 @@ impl Partitioned {
         cfg.validate()?;
         let routes = Routes::compute(&cfg.topology, cfg.routing).map_err(ConfigError::from)?;
         let mut s = split(&cfg.topology, threads.max(1));
-        // Flow-channel ACK frames carry their ACKs beside the arena, which parts do not
-        // share (see `net::flow_channel`).
-        if s.parts > 1
-            && (s.lookahead == Time::ZERO
-                || cfg.record.fail_on_lossless_drop
-                || cfg.fabric.flow_channels.is_some())
-        {
+        if s.parts > 1 && (s.lookahead == Time::ZERO || cfg.record.fail_on_lossless_drop) {
             s = split(&cfg.topology, 1);
         }
         let total_flows = cfg.flows.len();
@@ -390,11 +192,12 @@ impl Partitioned {
         let n = parts.len();
         Ok(Partitioned {
             parts,
-            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..n * n).map(|_| Mutex::new(Mail::default())).collect(),
             lookahead: s.lookahead,
             threads: threads.clamp(1, n),
             total_flows,
             stop: None,
+            draining: false,
             pace: Pace::new(),
             next_check: detection.map(half),
             next_poll: cfg_watchdog.map(|w| w.interval),
@@ -585,14 +388,13 @@ impl Partitioned {
     /// [`Partitioned::run_until`] without deadlock checks.
     fn advance(&mut self, limit: Time) -> bool {
         if self.parts.len() == 1 {
-            let part = match self.parts[0].get_mut() {
-                Ok(p) => p,
-                Err(poisoned) => panic!("the simulation panicked: {poisoned}"),
-            };
-            return part.run_until(limit);
+            return part_mut(&mut self.parts[0]).run_until(limit);
         }
         if self.stop.is_some() {
             return true;
+        }
+        if self.draining {
+            return self.drain(limit);
         }
         let crew = Crew {
             generation: Signal::new(),
@@ -604,7 +406,7 @@ impl Partitioned {
         // A new call starts a new block: the time between calls is not the run's.
         pace.since = None;
         let this = &*self;
-        let (ended, stop) = std::thread::scope(|scope| {
+        let windows = std::thread::scope(|scope| {
             for t in 1..this.threads {
                 let crew = &crew;
                 scope.spawn(move || this.helper(crew, t));
@@ -620,8 +422,74 @@ impl Partitioned {
             }
         });
         self.pace = pace;
-        self.stop = stop;
-        ended
+        match windows {
+            Windows::Limit => false,
+            Windows::Ended(reason) => {
+                self.stop = Some(reason);
+                true
+            }
+            Windows::Drain => {
+                self.draining = true;
+                for p in &mut self.parts {
+                    part_mut(p).stop = None;
+                }
+                self.drain(limit)
+            }
+        }
+    }
+
+    /// Drains the flow channels still in use once every flow is done (the parts stand at
+    /// the event that finished the last one): events one at a time in the global `(time,
+    /// key)` order, each part's frames for others delivered at once, until no channel is
+    /// in use in any part (the run ends at that event, as a single simulation does), the
+    /// stop time, an idle network, or `limit`. The drain is the ACKs' last trip home, a
+    /// few round trips, so one thread suffices.
+    fn drain(&mut self, limit: Time) -> bool {
+        loop {
+            let next = self
+                .parts
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(i, p)| part_mut(p).queue.peek().map(|at| (at, i)))
+                .min();
+            let Some(((time, key), i)) = next else {
+                let end = self.now();
+                self.end_all(StopReason::Idle, end);
+                self.stop = Some(StopReason::Idle);
+                return true;
+            };
+            if time > limit {
+                return false;
+            }
+            // Keys are unique: exactly that event.
+            let part = part_mut(&mut self.parts[i]);
+            part.run_through(time, key);
+            let mut outbox = std::mem::take(&mut part.outbox);
+            let stopped = part.stop;
+            for r in &outbox.frames {
+                part_mut(&mut self.parts[usize::from(r.to)]).receive_remote(r, &outbox.acks);
+            }
+            outbox.clear();
+            part_mut(&mut self.parts[i]).outbox = outbox;
+            let reason = if stopped == Some(StopReason::StopTime) {
+                // Every part handles the stop event: the others' come next, at this key.
+                for p in &mut self.parts {
+                    part_mut(p).run_through(time, key);
+                }
+                StopReason::StopTime
+            } else if self
+                .parts
+                .iter_mut()
+                .all(|p| part_mut(p).channels_in_use() == 0)
+            {
+                StopReason::AllFlowsDone
+            } else {
+                continue;
+            };
+            self.end_all(reason, time);
+            self.stop = Some(reason);
+            return true;
+        }
     }
 
     /// Runs to the end and collects the results.
@@ -680,8 +548,7 @@ impl Partitioned {
                     if let Some((time, key)) = through[i] {
                         part.run_through(time, key);
                         for to in (0..n).filter(|&to| to != i) {
-                            let mut mail = lock(&self.mail[to * n + i]);
-                            mail.extend(part.outbox.iter().filter(|r| usize::from(r.to) == to));
+                            lock(&self.mail[to * n + i]).post(&part.outbox, to as u16);
                         }
                         part.outbox.clear();
                     }
@@ -689,9 +556,10 @@ impl Partitioned {
                 Step::Collect => {
                     for from in 0..n {
                         let mut mail = lock(&self.mail[i * n + from]);
-                        for r in mail.drain(..) {
-                            part.receive_remote(&r);
+                        for r in &mail.frames {
+                            part.receive_remote(r, &mail.acks);
                         }
+                        mail.clear();
                     }
                 }
                 Step::Quit => {}
@@ -700,7 +568,7 @@ impl Partitioned {
     }
 
     /// The windows, from the coordinating thread. Returns whether the run ended, and why.
-    fn coordinate(&self, crew: &Crew, limit: Time, pace: &mut Pace) -> (bool, Option<StopReason>) {
+    fn coordinate(&self, crew: &Crew, limit: Time, pace: &mut Pace) -> Windows {
         let n = self.parts.len();
         loop {
             pace.window_done(self.events());
@@ -714,10 +582,10 @@ impl Partitioned {
             let Some(start) = next else {
                 let end = self.now();
                 self.end_all(StopReason::Idle, end);
-                return (true, Some(StopReason::Idle));
+                return Windows::Ended(StopReason::Idle);
             };
             if start > limit {
-                return (false, None);
+                return Windows::Limit;
             }
             let last = Time(start.as_ps().saturating_add(self.lookahead.as_ps() - 1)).min(limit);
             // Parts with flows of their own still running go first.
@@ -785,8 +653,13 @@ impl Partitioned {
                 } else {
                     StopReason::StopTime
                 };
+                // Every part stands at the end: a single simulation would drain the flow
+                // channels still in use from here.
+                if all_done && self.parts.iter().any(|p| lock(p).channels_in_use() > 0) {
+                    return Windows::Drain;
+                }
                 self.end_all(reason, t);
-                return (true, Some(reason));
+                return Windows::Ended(reason);
             }
             if self
                 .parts
@@ -795,7 +668,7 @@ impl Partitioned {
             {
                 let t = self.now();
                 self.end_all(StopReason::StopTime, t);
-                return (true, Some(StopReason::StopTime));
+                return Windows::Ended(StopReason::StopTime);
             }
         }
     }
@@ -874,6 +747,9 @@ impl Partitioned {
                 *all.drops.entry(cause).or_insert(0) += count;
             }
             all.watchdog.absorb(&r.watchdog);
+            if let (Some(a), Some(b)) = (all.channels.as_mut(), r.channels) {
+                a.absorb(b, |node| part(node) == i);
+            }
             all.pfc_sent.extend(r.pfc_sent);
             all.pfc_received.extend(r.pfc_received);
             all.credit_blocks.extend(r.credit_blocks);
@@ -894,66 +770,5 @@ impl Partitioned {
         all.end_time = now;
         all.sort_records();
         all
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A waiter past its spins sleeps and is woken by `set` and `bump`, never missing one.
-    #[test]
-    fn signal_wakes_sleepers() {
-        let s = Signal::new();
-        std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| {
-                let a = s.wait(|v| v >= 1);
-                let b = s.wait(|v| v >= 3);
-                (a, b)
-            });
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            s.set(1);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            s.bump();
-            s.bump();
-            let (a, b) = waiter.join().expect("waiter");
-            assert!(a >= 1 && b == 3, "{a} {b}");
-        });
-        assert_eq!(s.sleepers.load(Ordering::SeqCst), 0);
-    }
-
-    /// Each cycle probes parallel, serial, parallel, then runs serially only if the serial
-    /// probe beat both parallel ones by the margin.
-    #[test]
-    fn pace_probes_both_ways_then_keeps_the_faster() {
-        let mut p = Pace::new();
-        let mut events = 0;
-        let mut block = |p: &mut Pace, per_window: u64| {
-            let parallel = p.parallel();
-            for _ in 0..Pace::BLOCK {
-                events += per_window;
-                p.window_done(events);
-            }
-            parallel
-        };
-        block(&mut p, 0); // the first call only starts the clock
-        p.windows = 0;
-        assert_eq!(p.block, 0);
-        assert!(block(&mut p, 1_000));
-        assert!(!block(&mut p, 1_000));
-        assert!(block(&mut p, 1_000));
-        assert_eq!(p.block, 3);
-        // Rates measured with the same work per window: equal within the margin.
-        assert!(!p.serial, "{:?}", p.rate);
-        assert!(p.parallel());
-        p.rate = [1.0, 2.0, 1.5];
-        p.block = 2;
-        p.serial = p.rate[1] > Pace::MARGIN * p.rate[0].max(p.rate[2]);
-        assert!(p.serial);
-        p.block = 3;
-        assert!(!p.parallel(), "serial beat both parallel probes");
-        p.rate = [1.0, 2.0, 1.7];
-        p.serial = p.rate[1] > Pace::MARGIN * p.rate[0].max(p.rate[2]);
-        assert!(p.parallel(), "not by the margin over the second probe");
     }
 }
