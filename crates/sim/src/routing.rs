@@ -133,6 +133,9 @@ pub struct Routes {
     /// Distinct next-hop sets: `(start, len)` in `ports`.
     sets: Arc<[(u32, u32)]>,
     ports: Arc<[u16]>,
+    /// The most switch-to-switch hops of any route from a switch a host hangs off to
+    /// another.
+    max_switch_hops: u32,
 }
 
 /// How the switches reach one host.
@@ -249,6 +252,7 @@ impl Routes {
         // The first host, in id order, each attachment's search does not reach.
         let mut unreached: Vec<[Option<NodeId>; 2]> = vec![[None; 2]; attachments.len()];
         let mut searched = vec![false; attachments.len()];
+        let mut max_switch_hops = 0;
         for &dst in &hosts {
             let Some(&(attach, host_link)) = adj[dst.index()].first() else {
                 continue;
@@ -286,6 +290,11 @@ impl Routes {
                             dist[v.index()] = dist[u.index()] + 1;
                             queue.push_back(v);
                         }
+                    }
+                }
+                for a in &attachments {
+                    if topo.nodes[a.index()] == NodeKind::Switch && dist[a.index()] != u32::MAX {
+                        max_switch_hops = max_switch_hops.max(dist[a.index()]);
                     }
                 }
                 let mut missing = hosts.iter().filter(|h| dist[h.index()] == u32::MAX);
@@ -340,7 +349,14 @@ impl Routes {
             set_of: set_of.into(),
             sets: sets.into(),
             ports: ports.into(),
+            max_switch_hops,
         })
+    }
+
+    /// The most switch-to-switch hops a frame takes between the switches its source and
+    /// its destination hang off (0 on a single switch).
+    pub fn max_switch_hops(&self) -> u32 {
+        self.max_switch_hops
     }
 
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
@@ -513,8 +529,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn tables_by_attachment_equal_one_search_per_host() {
+    /// A k = 4 fat tree and a canonical dragonfly of 5 groups of 4 switches.
+    fn fat_tree_and_dragonfly() -> (Topology, Topology) {
         let rate = Rate::from_gbps(100);
         let delay = Time::from_us(1);
         let fat_tree = crate::topology::builders::fat_tree(4, rate, delay).expect("fat tree");
@@ -530,6 +546,12 @@ mod tests {
                 global_delay: delay,
             })
             .expect("dragonfly");
+        (fat_tree, dragonfly)
+    }
+
+    #[test]
+    fn tables_by_attachment_equal_one_search_per_host() {
+        let (fat_tree, dragonfly) = fat_tree_and_dragonfly();
         for topo in [two_paths(), fat_tree, dragonfly] {
             let mut up = vec![true; topo.links.len()];
             assert_matches_reference(&topo, &up);
@@ -539,6 +561,19 @@ mod tests {
             assert_matches_reference(&topo, &up);
             up[topo.links.len() - 3] = false;
             assert_matches_reference(&topo, &up);
+        }
+    }
+
+    /// The longest route between the switches hosts hang off: up and down a fat tree's
+    /// three tiers (4 links), local-global-local in a dragonfly (3).
+    #[test]
+    fn the_longest_route_counts_its_switch_to_switch_hops() {
+        let (fat_tree, dragonfly) = fat_tree_and_dragonfly();
+        let star = crate::topology::builders::star(4, Rate::from_gbps(100), Time::from_us(1))
+            .expect("star");
+        for (topo, hops) in [(fat_tree, 4), (dragonfly, 3), (star, 0)] {
+            let r = Routes::compute(&topo, RoutingKind::ShortestPath).expect("connected");
+            assert_eq!(r.max_switch_hops(), hops);
         }
     }
 

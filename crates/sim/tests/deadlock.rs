@@ -119,6 +119,87 @@ fn a_ring_of_credit_links_runs_out_of_credit_in_a_cycle_and_the_cycle_is_named()
     assert!(idle.deadlock.is_none() && idle.flows.iter().all(|f| f.finish.is_none()));
 }
 
+/// Classes per hop: on the ring's second link a frame travels one class up (VL or
+/// priority 4), so the clockwise queues of class 3 wait only for queues of class 4, which
+/// wait for the hosts: no cycle. The ring that deadlocked finishes, on PFC and on credit
+/// links, on one thread and on three.
+#[test]
+fn a_class_per_hop_breaks_the_ring_s_cycle() {
+    use headroom_sim::config::FlowControlKind;
+    for kind in [FlowControlKind::Pfc, FlowControlKind::Credit] {
+        let mut cfg = ring(5_000_000);
+        cfg.fabric.kind = kind;
+        cfg.fabric.credit.vl_buffer = 16 << 10;
+        cfg.switch.lossless = (1 << 3) | (1 << 4);
+        let locked = run(cfg.clone(), 1);
+        the_cycle(&locked);
+        cfg.fabric.class_per_hop = true;
+        // The ACKs rise too: from 5 to 6, both lossy on PFC links.
+        cfg.host.ack_prio = 5;
+        cfg.host.ack_pause_class = 5;
+        let r = run(cfg.clone(), 1);
+        assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone), "{kind:?}");
+        assert!(
+            r.deadlock.is_none() && r.lossless_drops.is_empty(),
+            "{kind:?}"
+        );
+        // Between switches the first hop's queues hold class 3, the second's class 4.
+        let ring_ports = r.ports.iter().filter(|p| p.node >= 5 && p.port > 0);
+        let (mut first, mut second) = (0, 0);
+        for p in ring_ports {
+            first += p.peak_queue[3];
+            second += p.peak_queue[4];
+        }
+        assert!(first > 0 && second > 0, "{kind:?}: {first} {second}");
+        let classes = |r: &RunResults| r.ports.iter().map(|p| p.peak_queue).collect::<Vec<_>>();
+        assert!(
+            classes(&locked).iter().all(|q| q[4] == 0),
+            "{kind:?}: without it, class 4 is never used"
+        );
+        let split = run(cfg, 3);
+        assert_eq!(r.flows, split.flows, "{kind:?}: in parts as in one");
+    }
+}
+
+/// Classes per hop that do not exist on the longest route are refused, naming the field.
+#[test]
+fn classes_per_hop_must_exist_on_the_longest_route() {
+    use headroom_sim::config::FlowControlKind;
+    let err = |cfg: SimConfig| match Partitioned::new(cfg, 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("accepted"),
+    };
+    let mut cfg = ring(10_000);
+    cfg.fabric.class_per_hop = true;
+    cfg.host.ack_prio = 5;
+    cfg.host.ack_pause_class = 5;
+    // Flows in lossless class 3 would rise to lossy class 4.
+    let e = err(cfg.clone());
+    assert!(e.contains("switch.lossless") && e.contains("flow 0"), "{e}");
+    cfg.switch.lossless = (1 << 3) | (1 << 4);
+    Partitioned::new(cfg.clone(), 1).expect("every class exists");
+    // ACKs in class 7 would rise to 8.
+    let mut high_acks = cfg.clone();
+    high_acks.host.ack_prio = 7;
+    high_acks.host.ack_pause_class = 7;
+    let e = err(high_acks);
+    assert!(
+        e.contains("fabric.class_per_hop") && e.contains("host.ack_prio"),
+        "{e}"
+    );
+    // Four VLs: flows in VL 3 would rise to VL 4.
+    cfg.fabric.kind = FlowControlKind::Credit;
+    cfg.fabric.credit.vls = 4;
+    cfg.fabric.credit.vl_buffer = 16 << 10;
+    cfg.host.ack_prio = 2;
+    cfg.host.ack_pause_class = 2;
+    let e = err(cfg.clone());
+    assert!(
+        e.contains("fabric.class_per_hop") && e.contains("VL 4"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_credit_fabric_that_drains_reports_no_deadlock() {
     let mut cfg = ring(20_000);

@@ -42,6 +42,13 @@ pub struct FabricConfig {
     pub links: BTreeMap<usize, LinkFabric>,
     /// The flow-channel layer over the links (`None`: none, a plain PFC or credit fabric).
     pub flow_channels: Option<super::FlowChannelParams>,
+    /// A frame's class (its VL on credit links, its priority on PFC links) rises by one at
+    /// every switch-to-switch hop after its first: the class of a hop between switches is
+    /// the class its service level maps to plus the switch-to-switch hops before it. Each
+    /// buffer then waits only for buffers of a higher class, so no cycle of them can form
+    /// whatever the topology and routing (InfiniBand's VLs per hop class on a dragonfly).
+    /// Frames leave for a host in their service level's own class.
+    pub class_per_hop: bool,
 }
 
 /// What one link sets differently from the fabric (`None`: the fabric's).

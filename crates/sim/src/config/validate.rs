@@ -2,7 +2,7 @@
 //! hosts, parameters in their ranges, the fabric's flow control, and every switch's
 //! reservations fitting its buffer (the MMU the run would build accepts them).
 
-use super::{CcConfig, ConfigError, EcnPoint, FlowControlKind, SimConfig};
+use super::{CcConfig, ConfigError, EcnPoint, FlowControlKind, SimConfig, SlToVl};
 use crate::topology::NodeKind;
 use headroom_mech::buffer::mmu::Mmu;
 use headroom_mech::units::{Rate, Time};
@@ -196,6 +196,68 @@ impl SimConfig {
                 "stop_time",
                 "no flows and no stop time: the run would never end",
             );
+        }
+        Ok(())
+    }
+
+    /// With `fabric.class_per_hop`, on routes of up to `max_hops` switch-to-switch hops:
+    /// every class a frame can rise to exists (a VL on credit links, a priority on PFC
+    /// links), and on PFC links it is lossless exactly when the frame's own class is.
+    pub(crate) fn validate_class_per_hop(&self, max_hops: u32) -> Result<(), ConfigError> {
+        if !self.fabric.class_per_hop || max_hops <= 1 {
+            return Ok(());
+        }
+        let rise = u8::try_from(max_hops - 1).unwrap_or(u8::MAX);
+        let links = self.topology.links.len();
+        let sls = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (format!("flow {i}"), f.prio))
+            .chain(std::iter::once((
+                "host.ack_prio".to_string(),
+                self.host.ack_prio,
+            )));
+        let param = |field, reason| Err(ConfigError::Parameter { field, reason });
+        let tables: Vec<(FlowControlKind, SlToVl)> = (0..links)
+            .map(|l| (self.fabric.link_kind(l), self.fabric.sl_to_vl(l)))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        for (what, sl) in sls {
+            for &(kind, table) in &tables {
+                let base = table[usize::from(sl)];
+                let (top, unit) = match kind {
+                    FlowControlKind::Credit => (self.fabric.credit.vls - 1, "VL"),
+                    FlowControlKind::Pfc => (7, "priority"),
+                };
+                if u16::from(base) + u16::from(rise) > u16::from(top) {
+                    return param(
+                        "fabric.class_per_hop",
+                        format!(
+                            "{what} travels in {unit} {base}; on routes of {max_hops} \
+                             switch-to-switch hops it rises to {unit} {}, and the highest is \
+                             {top}",
+                            u16::from(base) + u16::from(rise)
+                        ),
+                    );
+                }
+                if kind == FlowControlKind::Pfc {
+                    let lossless = |p: u8| self.switch.lossless & (1 << p) != 0;
+                    if let Some(p) =
+                        (base + 1..=base + rise).find(|&p| lossless(p) != lossless(base))
+                    {
+                        return param(
+                            "switch.lossless",
+                            format!(
+                                "{what} travels in priority {base} and, with \
+                                 fabric.class_per_hop, rises to {p} on longer routes: one is \
+                                 lossless and the other not"
+                            ),
+                        );
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -281,17 +281,6 @@ impl Simulation {
         }
     }
 
-    /// The class a frame of service level `sl` leaves `port` in: the VL of the port's
-    /// SL → VL table on credit links, the service level itself on PFC links.
-    #[inline(always)]
-    pub(super) fn vl_of(&self, port: u32, sl: u8) -> u8 {
-        if self.credit_links {
-            self.sl_to_vl[port as usize][usize::from(sl)]
-        } else {
-            sl
-        }
-    }
-
     /// Whether `port` is an end of a credit link.
     pub(super) fn is_credit_port(&self, port: u32) -> bool {
         self.ports[port as usize].fc.credit().is_some()

@@ -129,8 +129,8 @@ impl Simulation {
                         };
                         (since, timers.port_paused(now))
                     } else {
-                        let vl = self.vl_of(gp, q);
-                        match port.fc.last_hold(now, vl) {
+                        // On a credit link the queue's class is its VL.
+                        match port.fc.last_hold(now, q) {
                             Some((since, Time::MAX)) => (since, false),
                             _ => continue,
                         }

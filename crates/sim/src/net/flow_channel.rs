@@ -289,6 +289,7 @@ impl Simulation {
     /// The local egress port for the data frame `pk` arriving on global port `port` of
     /// switch `s` in a flow-channel fabric: its channel's, or for a new channel the next
     /// hop the routing picks (`None`: no route).
+    #[inline(never)] // flow-channel fabrics only: out of the plain fabrics' receive path
     pub(super) fn channel_egress(&self, s: u32, port: u32, pk: &Packet) -> Option<u16> {
         let fc = self.channels.as_deref()?;
         let in_local = self.ports[port as usize].local;
@@ -311,7 +312,7 @@ impl Simulation {
         let load = |out: u16| {
             let gp = first + u32::from(out);
             let room = !self.ports[gp as usize].peer_is_switch || table.output_has_room(out);
-            let q = usize::from(self.vl_of(gp, pk.sl));
+            let q = usize::from(self.egress_class((port, gp), pk));
             (!room, self.ports[gp as usize].queues[q].bytes)
         };
         (0..hops.len())
@@ -322,6 +323,7 @@ impl Simulation {
     /// Takes the admitted data frame `pkt`, arrived on global port `port` of switch `s`
     /// for local egress `out_local`, into its channel. Returns `false` if it must wait for
     /// a channel (it is then in its port's waiting queue).
+    #[inline(never)] // flow-channel fabrics only: out of the plain fabrics' receive path
     pub(super) fn channel_admit(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) -> bool {
         let Some(fc) = self.channels.as_deref() else {
             return true;
@@ -375,7 +377,7 @@ impl Simulation {
                     self.hop_arrived(s, port, r.in_id);
                 }
                 if !to_host {
-                    let class = self.vl_of(out, pk.sl);
+                    let class = self.egress_class((port, out), &pk);
                     self.reroute_check(s, (in_local, r.in_id), (out, class), (pk.size, pk.dst));
                 }
                 Ok(())
@@ -761,7 +763,7 @@ impl Simulation {
                     fc.waiting_at[s as usize] -= 1;
                 }
                 let out = self.switches[s as usize].port(out_local);
-                let class = self.vl_of(out, self.arena.get(pkt).sl);
+                let class = self.egress_class((gp, out), self.arena.get(pkt));
                 self.enqueue_egress(s, (gp, out), (class, pkt));
                 let ready = self.arena.get(pkt).ready_at;
                 if ready <= self.now {

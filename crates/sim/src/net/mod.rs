@@ -21,6 +21,7 @@
 
 mod ack_frames;
 mod arbitration;
+mod classes;
 mod credit;
 mod deadlock;
 mod fgfc;
@@ -154,6 +155,9 @@ pub struct Simulation {
     marking: marking::Marking,
     /// Some link uses credits (the per-frame credit hooks are skipped otherwise).
     credit_links: bool,
+    /// How frames map to classes: their service level, SL → VL tables, or with `[fabric]
+    /// class_per_hop` one class more at every switch-to-switch hop after their first.
+    classes: classes::Classes,
     /// Episodes of credit transmitters waiting for credit, ended so far (unless
     /// `omit_credit_log`).
     credit_blocks: Vec<CreditBlock>,
@@ -199,6 +203,7 @@ impl Simulation {
         node_part: Arc<[u16]>,
         part: u16,
     ) -> Result<Simulation, SimError> {
+        cfg.validate_class_per_hop(routes.max_switch_hops())?;
         let topo = &cfg.topology;
         let adj = routing::adjacency(topo);
         // Each link's local port at either end, so a port finds its peer without searching
@@ -426,6 +431,7 @@ impl Simulation {
             },
             marking: marking::Marking::default(),
             credit_links,
+            classes: classes::Classes::of(credit_links, cfg.fabric.class_per_hop),
             credit_blocks: Vec::new(),
             credit_culprits: if credit_links {
                 vec![credit::NO_CULPRIT; n_ports as usize * PRIORITIES]

@@ -110,7 +110,7 @@ impl Simulation {
             == 0;
         if !(own || coin)
             || self
-                .reroute_target(s, follow, (dst, overload), (0, 0))
+                .reroute_target(s, follow, (dst, overload), None)
                 .is_none()
         {
             if self.ports[gp_in as usize].peer_is_switch {
@@ -146,14 +146,15 @@ impl Simulation {
     /// around `overload`: among its other next hops with room for the channel, those that
     /// avoid it (at the overloaded switch itself, those carrying at least two channels
     /// fewer than `follow`; upstream, those from which a shortest path avoids the
-    /// overloaded output), the least loaded (fewest channels, then bytes queued in class
-    /// `sl`'s queue, ties by `hash`).
+    /// overloaded output), the least loaded (fewest channels, then bytes queued in the
+    /// class the flow's frame `head`, arrived on global port `from`, would leave in; ties by
+    /// its hash). Without a frame in hand: class 0, hash 0.
     fn reroute_target(
         &self,
         s: u32,
         follow: u16,
         (dst, overload): (u32, Overload),
-        (hash, sl): (u64, u8),
+        head: Option<(u32, Packet)>,
     ) -> Option<u16> {
         let fc = self.channels.as_deref()?;
         let table = &fc.tables[s as usize];
@@ -177,12 +178,15 @@ impl Simulation {
         };
         let load = |out: u16| {
             let gp = first + u32::from(out);
-            let q = usize::from(self.vl_of(gp, sl));
+            let q = head.map_or(self.vl_of(gp, 0), |(from, pk)| {
+                self.egress_class((from, gp), &pk)
+            });
             (
                 table.outputs_in_use(out),
-                self.ports[gp as usize].queues[q].bytes,
+                self.ports[gp as usize].queues[usize::from(q)].bytes,
             )
         };
+        let hash = head.map_or(0, |(_, pk)| pk.hash);
         let start = routing::ecmp_hash(hash, node, hops.len());
         (0..hops.len())
             .map(|k| hops[(start + k) % hops.len()])
@@ -305,8 +309,8 @@ impl Simulation {
                 .find(|&pkt| mine(self.arena.get(pkt)))
         });
         let target = head.filter(|_| !waiting).and_then(|pkt| {
-            let pk = self.arena.get(pkt);
-            self.reroute_target(s, old_local, (dst, overload), (pk.hash, pk.sl))
+            let pk = *self.arena.get(pkt);
+            self.reroute_target(s, old_local, (dst, overload), Some((gp_in, pk)))
         });
         let first = old - u32::from(old_local);
         let Some(fc) = self.channels.as_deref_mut() else {
@@ -342,7 +346,8 @@ impl Simulation {
             for pkt in moved {
                 let pk = *self.arena.get(pkt);
                 self.ports[old as usize].queues[q].bytes -= pk.size;
-                let class = self.vl_of(new, pk.sl);
+                let gp_in = self.switches[s as usize].port(pk.in_port);
+                let class = self.egress_class((gp_in, new), &pk);
                 let sw = &mut self.switches[s as usize];
                 sw.queued_by_ingress
                     .remove(old_local, pk.prio, pk.in_port, pk.size);
@@ -351,7 +356,6 @@ impl Simulation {
                     (usize::from(new_local), class),
                     pk.placement.cells,
                 );
-                let gp_in = self.switches[s as usize].port(pk.in_port);
                 self.enqueue_egress(s, (gp_in, new), (class, pkt));
             }
         }

@@ -271,7 +271,7 @@ impl Simulation {
         let out = port - u32::from(in_local) + u32::from(out_local);
         debug_assert_eq!(out, self.switches[s as usize].port(out_local));
         // The egress queue: the class the frame leaves in.
-        let class = self.vl_of(out, pk.sl);
+        let class = self.egress_class((port, out), &pk);
         if self.watchdog_drops(out, class) {
             self.drop_packet(pkt, "pfcwd");
             return;

@@ -1,5 +1,5 @@
 //! `[fabric]`: how the links keep the fabric lossless (`kind = "pfc" | "credit" |
-//! "flow-channels"`), `[fabric.credit]`, the parameters of credit links, and
+//! "flow-channels"`, `class_per_hop`), `[fabric.credit]`, the parameters of credit links, and
 //! `[fabric.flow_channels]`, those of the flow-channel layer and the links beneath it; also
 //! the SL → VL tables that `[fabric.credit]` and `[[topology.link]]` entries give.
 //!
@@ -34,7 +34,10 @@ enum FabricKind {
 
 pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<()> {
     let mut t = f.table(cx)?;
-    t.check_keys(cx, &["kind", "credit", "flow_channels"])?;
+    t.check_keys(cx, &["kind", "class_per_hop", "credit", "flow_channels"])?;
+    if let Some(x) = t.get(cx, "class_per_hop") {
+        fabric.class_per_hop = x.boolean(cx)?;
+    }
     let mut kind = FabricKind::Links(fabric.kind);
     if let Some(x) = t.get(cx, "kind") {
         kind = x.choice(
