@@ -34,6 +34,9 @@
 //! first credit): every metered flow must get its credit back. Half of the adaptive ones
 //! reroute flows off overloaded outputs: flows held for a reroute must be let go. A quarter limit what a host
 //! port may have in the fabric (below a frame up to 64 KB): every count must return to 0.
+//! In a fifth of the fabrics of one link kind, frames rise a class at every hop between
+//! switches after their first (`class_per_hop`, with the risen PFC classes lossless as
+//! their own): they must end the same way.
 
 use headroom_mech::buffer::formula;
 use headroom_mech::buffer::mmu::StaticThresholds;
@@ -55,6 +58,7 @@ use headroom_sim::config::{
 use headroom_sim::net::parallel::Partitioned;
 use headroom_sim::net::Simulation;
 use headroom_sim::results::StopReason;
+use headroom_sim::routing::{Routes, RoutingKind};
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
 use headroom_sim::workload::FlowSpec;
 use proptest::prelude::*;
@@ -544,10 +548,40 @@ fn case(seed: u64) -> Case {
             channels.push_str(&format!("; reroute {:?}", p.reroute));
         }
     }
+    // Classes per hop (drawn last too) on fabrics of one kind: a frame rises a class at
+    // every hop between switches after its first (leaf-spine routes have two such hops).
+    // The classes it rises to must exist and, on PFC links, be lossless as its own is:
+    // lossless 3 (and 4) gain the next class up, the lossy 0 rises into the lossy 1, the
+    // ACKs rise from 6 to 7; on credit links the flows and ACKs leave a VL above them.
+    let mut per_hop = String::new();
+    if rng.gen_bool(0.2) && cfg.fabric.links.is_empty() {
+        let hops = Routes::compute(&topo, RoutingKind::ShortestPath)
+            .expect("connected")
+            .max_switch_hops();
+        let rise = hops.saturating_sub(1) as u8;
+        let vls = cfg.fabric.credit.vls;
+        if cfg.fabric.kind == FlowControlKind::Pfc || vls > rise {
+            cfg.fabric.class_per_hop = true;
+            if cfg.fabric.kind == FlowControlKind::Pfc {
+                let risen = (0..=rise).fold(0u8, |m, r| m | (lossless << r));
+                let reserved = |mask| max_reserved(&topo, &cfg.switch.headroom, cell, mask, dsh);
+                cfg.switch.buffer_bytes += reserved(risen) - reserved(lossless);
+                cfg.switch.lossless = risen;
+                cfg.host.ack_prio = 7 - rise;
+            } else {
+                for f in &mut cfg.flows {
+                    f.prio %= vls - rise;
+                }
+                cfg.host.ack_prio = vls - 1 - rise;
+            }
+            cfg.host.ack_pause_class = cfg.host.ack_prio;
+            per_hop = format!("; class per hop (up to +{rise})");
+        }
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; static {static_pfc:?}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
-         detector {}{credit}; arbitration {arbitration:?}{channels}",
+         detector {}{credit}; arbitration {arbitration:?}{channels}{per_hop}",
         cfg.flows.len(),
         cfg.switch.scheme.name(),
         alpha.value(),
@@ -768,6 +802,30 @@ fn scenarios_exercise_flow_channels() {
         "every flow-channel case acknowledges its frames"
     );
     assert!(waited >= 1, "no case filled a table");
+}
+
+/// Classes per hop are drawn on routes long enough to rise, on PFC and on credit links,
+/// and those cases keep every invariant of the property above.
+#[test]
+fn scenarios_exercise_classes_per_hop() {
+    let (mut pfc, mut credit) = (0, 0);
+    for seed in 0..150 {
+        let c = case(seed);
+        if !c.what.contains("class per hop (up to +1)") {
+            continue;
+        }
+        match c.cfg.fabric.kind {
+            FlowControlKind::Pfc => pfc += 1,
+            FlowControlKind::Credit => credit += 1,
+        }
+        let res = check(&c);
+        assert!(res.is_ok(), "{}\n{}", c.what, res.err().unwrap_or_default());
+    }
+    eprintln!("classes per hop rising a class: {pfc} PFC cases, {credit} credit cases");
+    assert!(
+        pfc >= 2 && credit >= 1,
+        "{pfc} PFC and {credit} credit cases"
+    );
 }
 
 #[test]
