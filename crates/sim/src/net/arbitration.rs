@@ -32,7 +32,7 @@ use super::port::Port;
 use crate::config::Arbitration as Discipline;
 use headroom_mech::inq_arbiter::{InqArbiter, Outcome};
 use headroom_mech::PRIORITIES;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The APPG of port and flow arbitration's keys, and of traffic from other switches.
 const FABRIC_GROUP: u8 = 0;
@@ -68,7 +68,7 @@ struct ClassQueues {
     /// Per key: the application group it is queued in.
     group: Vec<u8>,
     /// Flow arbitration: flow → key, for the flows with packets queued (empty otherwise).
-    key_of_flow: HashMap<u32, u32>,
+    key_of_flow: FxHashMap<u32, u32>,
     /// Flow arbitration: key → flow, for the keys in use.
     flow_of_key: Vec<u32>,
     /// Flow arbitration: keys released, reused before new ones.
@@ -83,7 +83,7 @@ impl ClassQueues {
             arbiter: InqArbiter::single_ilid(),
             sub: Vec::new(),
             group: Vec::new(),
-            key_of_flow: HashMap::new(),
+            key_of_flow: FxHashMap::default(),
             flow_of_key: Vec::new(),
             free_keys: Vec::new(),
             held: Vec::new(),

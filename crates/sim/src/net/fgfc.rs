@@ -26,14 +26,14 @@ use headroom_mech::endpoint_congestion::Watermarks;
 use headroom_mech::fgfc::{FgfcConfig, FgfcEdge, FgfcFrame};
 use headroom_mech::pfc::PFC_FRAME_BYTES;
 use headroom_mech::units::Time;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The ingress edges' FGFC state.
 #[derive(Debug)]
 pub(super) struct FgfcEdges {
     pub(super) cfg: FgfcConfig,
     /// The channels under FGFC (the others are not under it).
-    on: HashMap<EdgeChannel, FgfcEdge>,
+    on: FxHashMap<EdgeChannel, FgfcEdge>,
     /// Pause frames sent (refreshes included).
     pub(super) pauses: u64,
     /// Resume frames sent.
@@ -44,7 +44,7 @@ impl FgfcEdges {
     pub(super) fn new(cfg: FgfcConfig) -> Self {
         FgfcEdges {
             cfg,
-            on: HashMap::new(),
+            on: FxHashMap::default(),
             pauses: 0,
             resumes: 0,
         }

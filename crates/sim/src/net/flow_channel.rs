@@ -56,7 +56,8 @@ use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
 use headroom_mech::units::Time;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 /// A channel at a switch: the switch, its input port, the channel's id there.
 pub(super) type ChannelKey = (u32, u16, u16);
@@ -122,18 +123,18 @@ pub(super) struct ChannelFabric {
     pub(super) injection: Option<EdgeInjection>,
     /// With a release delay: when the last ACK of data came home to each channel of an
     /// ingress edge, by (switch, input port, id); an entry lives while its channel does.
-    edge_acked: HashMap<(u32, u16, u16), Time>,
+    edge_acked: FxHashMap<(u32, u16, u16), Time>,
     /// What reroutes did.
     pub(super) reroutes: RerouteStats,
     /// The channels held for a reroute: their destination host and the overloaded output
     /// their move must avoid.
-    pub(super) reroute_holds: HashMap<ChannelKey, (u32, Overload)>,
+    pub(super) reroute_holds: FxHashMap<ChannelKey, (u32, Overload)>,
     /// Per global port: until when it asks for no other reroute, and the channel it asked
     /// for last (empty without reroutes).
     pub(super) reroute_quiet: Vec<(Time, ChannelKey)>,
     /// The channels an output asked to move, by channel at the asking switch: their
     /// output, which may ask again once they are released.
-    pub(super) reroute_asked: HashMap<ChannelKey, u32>,
+    pub(super) reroute_asked: FxHashMap<ChannelKey, u32>,
 }
 
 impl ChannelFabric {
@@ -188,15 +189,15 @@ impl ChannelFabric {
             fgfc: params.fgfc.map(FgfcEdges::new),
             hop: params.hop_credits.map(HopCredits::new),
             injection: None,
-            edge_acked: HashMap::new(),
+            edge_acked: FxHashMap::default(),
             reroutes: RerouteStats::default(),
-            reroute_holds: HashMap::new(),
+            reroute_holds: FxHashMap::default(),
             reroute_quiet: if params.reroute.is_some() {
                 vec![(Time::ZERO, (u32::MAX, 0, 0)); ports]
             } else {
                 Vec::new()
             },
-            reroute_asked: HashMap::new(),
+            reroute_asked: FxHashMap::default(),
         }
     }
 
@@ -574,12 +575,15 @@ impl Simulation {
             if let Some(hop) = fc.hop.as_mut() {
                 hop.released((s, up.in_port, up.id));
             }
-            fc.reroute_holds.remove(&(s, up.in_port, up.id));
-            if let Some(out) = fc.reroute_asked.remove(&(s, up.in_port, up.id)) {
-                // The flow the output asked for last left it: it may ask for another.
-                let quiet = &mut fc.reroute_quiet[out as usize];
-                if quiet.1 == (s, up.in_port, up.id) {
-                    quiet.0 = now;
+            // Without reroutes the maps stay empty: no hashing per release.
+            if fc.params.reroute.is_some() {
+                fc.reroute_holds.remove(&(s, up.in_port, up.id));
+                if let Some(out) = fc.reroute_asked.remove(&(s, up.in_port, up.id)) {
+                    // The flow the output asked for last left it: it may ask for another.
+                    let quiet = &mut fc.reroute_quiet[out as usize];
+                    if quiet.1 == (s, up.in_port, up.id) {
+                        quiet.0 = now;
+                    }
                 }
             }
             fc.occupancy[s as usize].change(now, false);

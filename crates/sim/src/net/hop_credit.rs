@@ -18,14 +18,14 @@
 use super::flow_channel::ChannelKey;
 use headroom_mech::endpoint_congestion::Watermarks;
 use headroom_mech::hop_credit::{HeadroomAck, HopCreditConfig, Metering};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The hop-by-hop credit state of a run's channels.
 #[derive(Debug)]
 pub(super) struct HopCredits {
     pub(super) cfg: HopCreditConfig,
     /// The channels metered or metering (the others are neither).
-    entries: HashMap<ChannelKey, Metering>,
+    entries: FxHashMap<ChannelKey, Metering>,
     /// Times a channel started metering its upstream hop.
     pub(super) metered: u64,
     /// HeadroomACKs sent (clears included).
@@ -36,7 +36,7 @@ impl HopCredits {
     pub(super) fn new(cfg: HopCreditConfig) -> Self {
         HopCredits {
             cfg,
-            entries: HashMap::new(),
+            entries: FxHashMap::default(),
             metered: 0,
             acks: 0,
         }

@@ -19,7 +19,7 @@
 //! in flight (an ACK will come).
 
 use headroom_mech::injection::{IlidInjection, IlidLimits, InjectionError, PortInjection, ILIDS};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The injection counters of a run's ingress edges.
 #[derive(Debug)]
@@ -45,7 +45,7 @@ struct EdgeIlids {
     ports: Vec<IlidInjection>,
     /// (global port from a host, channel id there) → the ILID of the channel's flow, while
     /// the channel has data in flight.
-    channels: HashMap<(u32, u16), u8>,
+    channels: FxHashMap<(u32, u16), u8>,
 }
 
 impl EdgeInjection {
@@ -69,7 +69,7 @@ impl EdgeInjection {
                 limits,
                 ilid_of_flow,
                 ports: vec![IlidInjection::default(); from_host.len()],
-                channels: HashMap::new(),
+                channels: FxHashMap::default(),
             }),
         }
     }

@@ -33,7 +33,7 @@ use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::flow_channel::{AckSignal, FlowChannelError};
 use headroom_mech::PRIORITIES;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// An overloaded switch output: what a reroute must avoid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,7 +163,7 @@ impl Simulation {
         let hops = self.routes.next_hops(NodeId(node), NodeId(dst));
         let first = self.switches[s as usize].port(0);
         let here = table.outputs_in_use(follow);
-        let mut avoids = HashMap::new();
+        let mut avoids = FxHashMap::default();
         let mut fits = |out: u16| {
             let gp = first + u32::from(out);
             let to_switch = self.ports[gp as usize].peer_is_switch;
@@ -201,7 +201,7 @@ impl Simulation {
         from: u32,
         dst: u32,
         overload: Overload,
-        memo: &mut HashMap<u32, bool>,
+        memo: &mut FxHashMap<u32, bool>,
     ) -> bool {
         if from == dst {
             return true;
