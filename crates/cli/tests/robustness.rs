@@ -340,6 +340,25 @@ fn the_ring_example_deadlocks_with_exit_code_4_and_its_watchdog_and_spanning_tre
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The credit ring with a class per hop: no cycle, every flow finishes.
+    let per_hop = repo().join("examples/deadlock/ring-class-per-hop.toml");
+    let out = headroom(
+        &[
+            "run",
+            per_hop.to_str().expect("utf-8"),
+            "--out",
+            "per-hop",
+            "--quiet",
+            "--no-plots",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("per-hop/summary.json")).expect("summary"),
+    )
+    .expect("json");
+    assert_eq!(summary["run"]["stop_reason"], "all_flows_done", "{summary}");
 }
 
 #[test]

@@ -23,6 +23,7 @@ use headroom_sim::config::{
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
 use headroom_sim::results::{RunResults, StopReason};
+use headroom_sim::routing::{Routes, RoutingKind};
 use headroom_sim::topology::{builders, NodeId, NodeKind, Topology};
 use headroom_sim::workload::FlowSpec;
 use proptest::prelude::*;
@@ -232,6 +233,24 @@ fn scenario(seed: u64) -> SimConfig {
         }
         _ => Arbitration::Fifo,
     };
+    // Classes per hop (drawn last too): a frame rises a class on each hop between switches
+    // after its first, in its own part; the lossless data rises from 4 (up to 7 on the fat
+    // tree's four hops), the lossy data and the ACKs from 0.
+    if d.chance(25) {
+        let hops = Routes::compute(&cfg.topology, RoutingKind::ShortestPath)
+            .expect("connected")
+            .max_switch_hops();
+        let rise = hops.saturating_sub(1) as u8;
+        cfg.fabric.class_per_hop = true;
+        for f in &mut cfg.flows {
+            if f.prio == 3 {
+                f.prio = 4;
+            }
+        }
+        cfg.switch.lossless = (0..=rise).fold(0, |m, r| m | (1 << (4 + r)));
+        cfg.host.ack_prio = 0;
+        cfg.host.ack_pause_class = 0;
+    }
     cfg
 }
 

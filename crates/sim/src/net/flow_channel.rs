@@ -359,6 +359,8 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref_mut() else {
             return Ok(());
         };
+        // Only an output towards a switch, with reroutes on, is watched for overload.
+        let watched = !to_host && fc.params.reroute.is_some();
         let arrival = fc.arrival(from_switch, &pk);
         let table = &mut fc.tables[s as usize];
         let units = table.units(u64::from(pk.size));
@@ -377,7 +379,7 @@ impl Simulation {
                 } else {
                     self.hop_arrived(s, port, r.in_id);
                 }
-                if !to_host {
+                if watched {
                     let class = self.egress_class((port, out), &pk);
                     self.reroute_check(s, (in_local, r.in_id), (out, class), (pk.size, pk.dst));
                 }
