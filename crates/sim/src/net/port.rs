@@ -56,6 +56,9 @@ pub struct Port {
     /// The peer belongs to another part of a partitioned run: frames for it go to the
     /// simulation's outbox instead of its event queue.
     pub remote: bool,
+    /// Bit `q` set: queue `q` is in a PFC storm with the watchdog's drop action and
+    /// discards what arrives for it. In line 0 because every admission reads it.
+    pub wd_drop: u8,
     /// Propagation delay.
     pub delay: Time,
     /// Frame error probability of the link (the same in both directions), applied to the
@@ -128,9 +131,6 @@ pub struct Port {
     /// `Time::MAX`: a refresh due later than it is scheduled when it fires, so a PG
     /// flapping between XOFF and XON has one refresh event pending, not one per XOFF.
     refresh_pending: [Time; PRIORITIES + 1],
-    /// Bit `q` set: queue `q` is in a PFC storm with the watchdog's drop action and
-    /// discards what arrives for it.
-    pub wd_drop: u8,
 }
 
 /// One egress queue of a switch port.
@@ -746,6 +746,7 @@ mod tests {
     fn port_lines() {
         assert_eq!(std::mem::align_of::<Port>(), 64);
         assert!(offset_of!(Port, credited) < 64);
+        assert!(offset_of!(Port, wd_drop) < 64);
         assert_eq!(offset_of!(Port, queues), 64);
         assert_eq!(std::mem::size_of::<EgressQueue>(), 16);
         assert_eq!(offset_of!(Port, head_ready), 192);
