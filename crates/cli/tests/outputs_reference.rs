@@ -276,6 +276,7 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
         "severity-watermarks",
         "release-delay",
         "reroute",
+        "dragonfly-ugal",
     ] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/flow-channels")

@@ -389,6 +389,9 @@ pub struct ChannelStats {
     pub hop_credits: Option<(u64, u64)>,
     /// With injection limits: the limits, and the most one port had in flight.
     pub injection: Option<InjectionStats>,
+    /// With UGAL routing: paths the ingress edges chose minimal, and through an
+    /// intermediate switch.
+    pub ugal: Option<(u64, u64)>,
     /// Per switch: its channels.
     pub switches: Vec<SwitchChannels>,
 }
@@ -425,6 +428,7 @@ impl ChannelStats {
             fgfc,
             hop_credits,
             injection,
+            ugal,
             switches,
         } = other;
         self.ack_frames += ack_frames;
@@ -445,6 +449,7 @@ impl ChannelStats {
         });
         add(&mut self.fgfc, fgfc, pair);
         add(&mut self.hop_credits, hop_credits, pair);
+        add(&mut self.ugal, ugal, pair);
         add(&mut self.injection, injection, |x, y| {
             x.peak = x.peak.max(y.peak);
             for (a, b) in x.ilids.iter_mut().zip(y.ilids) {

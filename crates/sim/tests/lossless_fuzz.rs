@@ -24,8 +24,8 @@
 //! credit returned (`check_credits_drained`). Congestion
 //! control is drawn from every algorithm, InfiniBand CC included, with PFC and credits.
 //! In about a quarter of the cases flow channels run over the links (any table size, from
-//! 2 ids per link, units, match, routing, ACK batch and timers): they must end the same
-//! way, with no channel left in any table and no frame waiting for one. Half of those run
+//! 2 ids per link, units, match, routing (UGAL too), ACK batch and timers): they must end
+//! the same way, with no channel left in any table and no frame waiting for one. Half of those run
 //! endpoint congestion management (any thresholds, growth watched or not, two limit
 //! tables, release delays) with a queue per flow: flows held at their injection limits or
 //! release delays must be let go;
@@ -578,6 +578,20 @@ fn case(seed: u64) -> Case {
             per_hop = format!("; class per hop (up to +{rise})");
         }
     }
+    // UGAL in half of the adaptive flow-channel cases without reroutes or classes per hop
+    // (drawn last, so the other cases stay as they were): paths through intermediates.
+    if let Some(p) = cfg.fabric.flow_channels.as_mut() {
+        if p.routing == ChannelRouting::Adaptive
+            && p.reroute.is_none()
+            && !cfg.fabric.class_per_hop
+            && rng.gen_bool(0.5)
+        {
+            p.routing = ChannelRouting::Ugal {
+                threshold: pick(&mut rng, &[0u64, 4096]),
+            };
+            channels.push_str(&format!("; {:?}", p.routing));
+        }
+    }
     let what = format!(
         "seed {seed}: {tname}; {} flows; lossless {lossless:#010b}; mtu {mtu_payload}; \
          {hname} cells {cell}; {}; static {static_pfc:?}; {pfc:?}; alpha {}; buffer {} (+{extra} over headroom); cc {}; \
@@ -746,6 +760,7 @@ fn scenarios_exercise_pfc() {
 fn scenarios_exercise_flow_channels() {
     let (mut cases, mut acked, mut waited, mut held, mut paused, mut metered) = (0, 0, 0, 0, 0, 0);
     let (mut ilid_cases, mut ilid_held, mut rerouted, mut split) = (0, 0, 0, 0);
+    let (mut ugal, mut went_long) = (0, 0);
     for seed in 0..60 {
         let c = case(seed);
         if c.cfg.fabric.flow_channels.is_none() {
@@ -775,6 +790,11 @@ fn scenarios_exercise_flow_channels() {
         // Their small fabrics seldom have another path: the asks must come and end
         // cleanly (the moves themselves: `flow_channels.rs`).
         rerouted += usize::from(ch.reroute.is_some_and(|r| r.asks > 0));
+        // Their stars, dumbbells and leaf-spines of two or three leaves seldom offer an
+        // intermediate worth the detour: the choices must come and end cleanly (the
+        // detours themselves: `ugal.rs`).
+        ugal += usize::from(ch.ugal.is_some());
+        went_long += usize::from(ch.ugal.is_some_and(|(_, long)| long > 0));
         if ch.injection.as_ref().is_some_and(|i| !i.ilids.is_empty()) {
             ilid_cases += 1;
             // Held by an ILID's limit or another one: the run drained all the same.
@@ -785,13 +805,15 @@ fn scenarios_exercise_flow_channels() {
         "{cases} flow-channel cases, {acked} acknowledged, {waited} filled a table, {held} held \
          a flow at its injection limit, {paused} paused a source by FGFC, {metered} metered a \
          flow hop by hop, {ilid_cases} limited ILIDs ({ilid_held} of them held a flow), \
-         {rerouted} asked for a reroute, {split} ran in parts as well"
+         {rerouted} asked for a reroute, {ugal} routed by UGAL ({went_long} of them through an \
+         intermediate switch), {split} ran in parts as well"
     );
     assert!(
         split * 2 >= cases,
         "{split} of {cases} cases split into parts"
     );
     assert!(rerouted >= 1, "no case asked for a reroute");
+    assert!(ugal >= 1, "no case routed by UGAL");
     assert!(ilid_held >= 1, "no case with ILID limits held a flow");
     assert!(metered >= 1, "no case metered a flow hop by hop");
     assert!(paused >= 1, "no case paused a source by FGFC");

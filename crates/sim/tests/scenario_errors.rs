@@ -860,7 +860,7 @@ fn flow_channel_errors_name_their_field() {
     check(
         &format!("{fc}routing = \"valiant\"\n"),
         "fabric.flow_channels.routing",
-        "unknown channel routing `valiant` (expected adaptive or ecmp)",
+        "unknown channel routing `valiant` (expected adaptive, ecmp or ugal)",
         "\"valiant\"",
     );
     check(

@@ -45,14 +45,40 @@ pub enum ChannelRouting {
     Adaptive,
     /// The next hop the flow's hash picks (ECMP).
     Ecmp,
+    /// UGAL (universal globally adaptive load-balanced routing, with the ingress edge's
+    /// local queues): where a flow's channel is new at its ingress edge switch, the edge
+    /// weighs the minimal path against a Valiant path through an intermediate switch
+    /// (one that hosts hang off, drawn per decision): it goes the long way when the least
+    /// loaded minimal next hop's queue times the minimal path's hops exceeds the Valiant
+    /// next hop's queue times its hops by more than `threshold` bytes. Every other hop
+    /// routes adaptively towards the intermediate, then towards the destination.
+    Ugal {
+        /// Bytes (queue bytes times hops) by which the minimal path must be worse.
+        threshold: u64,
+    },
 }
 
 impl ChannelRouting {
+    /// `threshold` of UGAL when the scenario does not set one: two 1 KB frames over two
+    /// hops, so that a near-empty minimal path stays the choice.
+    pub const UGAL_THRESHOLD: u64 = 4096;
+
     /// Names in scenario files.
-    pub const NAMES: [(&'static str, ChannelRouting); 2] = [
+    pub const NAMES: [(&'static str, ChannelRouting); 3] = [
         ("adaptive", ChannelRouting::Adaptive),
         ("ecmp", ChannelRouting::Ecmp),
+        (
+            "ugal",
+            ChannelRouting::Ugal {
+                threshold: Self::UGAL_THRESHOLD,
+            },
+        ),
     ];
+
+    /// Whether a path may leave the shortest ones (it then takes up to twice the hops).
+    pub fn nonminimal(self) -> bool {
+        matches!(self, ChannelRouting::Ugal { .. })
+    }
 }
 
 /// Parameters of the flow-channel layer.
@@ -312,8 +338,8 @@ impl FlowChannelParams {
         if self.reroute.is_some() && self.routing != ChannelRouting::Adaptive {
             return param(
                 "fabric.flow_channels.routing",
-                "reroutes move flows to their least-loaded other next hop, which ECMP routing \
-                 does not choose: set it to \"adaptive\""
+                "reroutes move flows to their least-loaded other shortest next hop, which \
+                 ECMP and UGAL routing do not choose: set it to \"adaptive\""
                     .into(),
             );
         }

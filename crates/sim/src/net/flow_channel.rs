@@ -45,6 +45,7 @@ use super::hop_credit::HopCredits;
 use super::injection::EdgeInjection;
 use super::packet::{Kind, Packet};
 use super::reroute::Overload;
+use super::ugal::Ugal;
 use super::{Simulation, Slot};
 use crate::config::{ChannelRouting, EdgeMatch, FlowChannelParams};
 use crate::engine::Event;
@@ -118,6 +119,8 @@ pub(super) struct ChannelFabric {
     pub(super) fgfc: Option<FgfcEdges>,
     /// Per-flow hop-by-hop credits, if on.
     pub(super) hop: Option<HopCredits>,
+    /// Non-minimal routing (UGAL), if on.
+    pub(super) ugal: Option<Ugal>,
     /// The ingress edges' injection limits, if on (set by the run's builder, which knows
     /// the ports).
     pub(super) injection: Option<EdgeInjection>,
@@ -188,6 +191,7 @@ impl ChannelFabric {
             },
             fgfc: params.fgfc.map(FgfcEdges::new),
             hop: params.hop_credits.map(HopCredits::new),
+            ugal: None,
             injection: None,
             edge_acked: FxHashMap::default(),
             reroutes: RerouteStats::default(),
@@ -232,7 +236,7 @@ impl ChannelFabric {
 
     /// How the data frame `pk` names its channel on arrival (`from_switch`: on a link from
     /// another switch).
-    fn arrival(&self, from_switch: bool, pk: &Packet) -> Arrival {
+    pub(super) fn arrival(&self, from_switch: bool, pk: &Packet) -> Arrival {
         if from_switch {
             Arrival::Link(pk.channel)
         } else {
@@ -302,13 +306,32 @@ impl Simulation {
         if fc.params.routing == ChannelRouting::Ecmp {
             return self.egress_local(node, pk.dst, pk.hash);
         }
-        let hops = self.routes.next_hops(NodeId(node), NodeId(pk.dst));
+        let target = self.route_target(pk);
+        self.least_loaded_hop(port, node, target, pk)
+            .map(|(out, _)| out)
+    }
+
+    /// The least-loaded next hop from switch `node` towards host `target` for `pk`,
+    /// arrived on global `port`, with room for a channel, from the one the hash picks on;
+    /// with its load: (no room for a channel, bytes in the class queue it would join).
+    pub(super) fn least_loaded_hop(
+        &self,
+        port: u32,
+        node: u32,
+        target: u32,
+        pk: &Packet,
+    ) -> Option<(u16, (bool, u32))> {
+        let fc = self.channels.as_deref()?;
+        let hops = self.routes.next_hops(NodeId(node), NodeId(target));
         if hops.is_empty() {
             return None;
         }
-        // The least-loaded next hop with room for a channel, from the hash's on.
+        let in_local = self.ports[port as usize].local;
         let first = port - u32::from(in_local);
         let start = routing::ecmp_hash(pk.hash, node, hops.len());
+        let Slot::Switch(s) = self.slots[node as usize] else {
+            return None;
+        };
         let table = &fc.tables[s as usize];
         let load = |out: u16| {
             let gp = first + u32::from(out);
@@ -318,7 +341,8 @@ impl Simulation {
         };
         (0..hops.len())
             .map(|k| hops[(start + k) % hops.len()])
-            .min_by_key(|&out| load(out))
+            .map(|out| (out, load(out)))
+            .min_by_key(|&(_, l)| l)
     }
 
     /// Takes the admitted data frame `pkt`, arrived on global port `port` of switch `s`
@@ -947,6 +971,9 @@ impl Simulation {
         }
         if let Some(hop) = &fc.hop {
             st.hop_credits = Some((hop.metered, hop.acks));
+        }
+        if let Some(u) = &fc.ugal {
+            st.ugal = Some(u.choices());
         }
         if let Some(inj) = &fc.injection {
             let unit = u64::from(fc.params.unit);

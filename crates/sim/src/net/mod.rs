@@ -36,6 +36,7 @@ pub mod parallel;
 pub mod port;
 mod reroute;
 pub mod switch;
+mod ugal;
 mod victim;
 mod watchdog;
 
@@ -203,7 +204,12 @@ impl Simulation {
         node_part: Arc<[u16]>,
         part: u16,
     ) -> Result<Simulation, SimError> {
-        cfg.validate_class_per_hop(routes.max_switch_hops())?;
+        // A Valiant path is two routes between switches hosts hang off.
+        let nonminimal = cfg
+            .fabric
+            .flow_channels
+            .is_some_and(|p| p.routing.nonminimal());
+        cfg.validate_class_per_hop(routes.max_switch_hops() * if nonminimal { 2 } else { 1 })?;
         let topo = &cfg.topology;
         let adj = routing::adjacency(topo);
         // Each link's local port at either end, so a port finds its peer without searching
@@ -476,6 +482,18 @@ impl Simulation {
                 fc.injection = Some(injection::EdgeInjection::new(
                     port_limit, ilids, &from_host, first_port,
                 ));
+            }
+            if let crate::config::ChannelRouting::Ugal { threshold } = params.routing {
+                let u = ugal::Ugal::new(&sim.cfg.topology, sim.cfg.flows.len(), threshold)
+                    .map_err(|ugal::TooManySwitches(n)| ConfigError::Parameter {
+                        field: "fabric.flow_channels.routing",
+                        reason: format!(
+                            "UGAL draws intermediates among the switches hosts hang off, at \
+                             most {}; this network has {n}",
+                            packet::NO_VIA - 1
+                        ),
+                    })?;
+                fc.ugal = Some(u);
             }
             sim.channels = Some(Box::new(fc));
         }
@@ -934,7 +952,7 @@ impl Simulation {
                         (pk.in_port, pk.prio),
                         (out_local, q as u8),
                         pk.size,
-                        pk.placement,
+                        pk.placement(),
                     );
                     self.drop_packet(pkt, "link_down");
                 }
@@ -961,7 +979,7 @@ impl Simulation {
                 (pk.in_port, pk.prio),
                 (local, q as u8),
                 pk.size,
-                pk.placement,
+                pk.placement(),
             );
             self.drop_packet(pkt, cause);
         }
@@ -1169,7 +1187,7 @@ impl Simulation {
                 .map_err(|e| format!("switch {}: {e}", s.node))?;
             let queued: u64 = p
                 .held_packets(i as u32)
-                .map(|pk| u64::from(p.arena.get(pk).placement.cells))
+                .map(|pk| u64::from(p.arena.get(pk).placement().cells))
                 .sum();
             if queued != s.mmu.used_cells() {
                 return Err(format!(

@@ -83,8 +83,14 @@ pub struct Packet {
     pub dst: u32,
     /// Routing hash.
     pub hash: u64,
-    /// Where the current switch's MMU counted it.
-    pub placement: Placement,
+    /// Where the current switch's MMU counted it: the region ([`Packet::placement`]; kept
+    /// apart from the cells so that the fields fit 64 bytes with `via` beside them).
+    region: Region,
+    /// Where the current switch's MMU counted it: the cells.
+    cells: u32,
+    /// Non-minimal (UGAL) routing: the intermediate switch it is on its way to, as an
+    /// index into the run's list of them ([`NO_VIA`]: none, or already passed).
+    pub via: u16,
     /// At a switch: when its last bit has been received (it may leave no earlier).
     pub ready_at: Time,
     /// The packet behind it in its [`Fifo`] (`NIL`: none).
@@ -108,15 +114,35 @@ impl Packet {
             src: 0,
             dst: 0,
             hash: 0,
-            placement: Placement {
-                region: Region::Private,
-                cells: 0,
-            },
+            region: Region::Private,
+            cells: 0,
+            via: NO_VIA,
             ready_at: Time::ZERO,
             next: NIL,
         }
     }
 }
+
+impl Packet {
+    /// Where the current switch's MMU counted it.
+    #[inline(always)]
+    pub fn placement(&self) -> Placement {
+        Placement {
+            region: self.region,
+            cells: self.cells,
+        }
+    }
+
+    /// Records where the current switch's MMU counted it.
+    #[inline(always)]
+    pub fn set_placement(&mut self, p: Placement) {
+        self.region = p.region;
+        self.cells = p.cells;
+    }
+}
+
+/// `Packet::via` of a packet on a minimal path.
+pub const NO_VIA: u16 = u16::MAX;
 
 /// No packet.
 const NIL: u32 = u32::MAX;

@@ -474,7 +474,7 @@ impl Simulation {
         self.charge_sent(port, q as u8, u64::from(size));
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
         let pk = self.arena.get_mut(pkt);
-        let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement);
+        let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement());
         let data = pk.kind == Kind::Data;
         // From here on it travels in the class of the queue it left.
         pk.prio = q as u8;

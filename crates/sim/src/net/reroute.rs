@@ -354,7 +354,7 @@ impl Simulation {
                 sw.mmu.move_egress(
                     (usize::from(old_local), q as u8),
                     (usize::from(new_local), class),
-                    pk.placement.cells,
+                    pk.placement().cells,
                 );
                 self.enqueue_egress(s, (gp_in, new), (class, pkt));
             }

@@ -252,10 +252,11 @@ impl Simulation {
         let now = self.now;
         let in_local = self.ports[port as usize].local;
         let node = self.ports[port as usize].node;
-        let pk = *self.arena.get(pkt);
+        let mut pk = *self.arena.get(pkt);
         self.prefetch_credit(port, pk.prio);
         let channel = self.channels.is_some() && pk.kind == Kind::Data;
         let route = if channel {
+            self.ugal_stamp(s, port, &mut pk, pkt);
             self.channel_egress(s, port, &pk)
         } else {
             self.egress_local(node, pk.dst, pk.hash)
@@ -320,7 +321,7 @@ impl Simulation {
                     self.credit_received(port, pk.prio, pk.size);
                 }
                 let pm = self.arena.get_mut(pkt);
-                pm.placement = placement;
+                pm.set_placement(placement);
                 pm.in_port = in_local;
                 if channel && !self.channel_admit(s, port, out_local, pkt) {
                     // It waits for a flow channel, holding its buffer.

@@ -52,6 +52,9 @@ pub struct ChannelSummary {
     /// What reroutes did (absent when off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reroute: Option<RerouteStats>,
+    /// The paths UGAL routing chose (absent with other routing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ugal: Option<UgalSummary>,
     /// Per switch, in node order.
     pub switches: Vec<SwitchChannels>,
 }
@@ -83,6 +86,16 @@ pub struct IlidSummary {
     pub ratio: u32,
     /// The most one host port had of it in flight (whole units).
     pub peak_in_flight_bytes: u64,
+}
+
+/// The paths UGAL routing chose at the ingress edges over a run (one per channel made
+/// there).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UgalSummary {
+    /// Minimal paths.
+    pub minimal_paths: u64,
+    /// Paths through an intermediate switch.
+    pub nonminimal_paths: u64,
 }
 
 /// What per-flow hop-by-hop credits did over a run.
@@ -164,6 +177,12 @@ impl ChannelSummary {
                     .collect(),
             }),
             reroute: st.reroute,
+            ugal: st
+                .ugal
+                .map(|(minimal_paths, nonminimal_paths)| UgalSummary {
+                    minimal_paths,
+                    nonminimal_paths,
+                }),
             hop_credits: st
                 .hop_credits
                 .map(|(metered_flows, headroom_acks)| HopCreditSummary {
@@ -221,6 +240,13 @@ impl ChannelSummary {
             ),
             None => String::new(),
         };
+        let ugal = match &self.ugal {
+            Some(u) => format!(
+                "; UGAL: {} path(s) minimal, {} through an intermediate switch",
+                u.minimal_paths, u.nonminimal_paths
+            ),
+            None => String::new(),
+        };
         let hop = match &self.hop_credits {
             Some(h) => format!(
                 "; hop-by-hop credits: {} flow(s) metered, {} HeadroomACK(s)",
@@ -231,7 +257,7 @@ impl ChannelSummary {
         format!(
             "{} ACK frames ({} ACKs, {:.1} per frame, {} B = {:.2} % of delivered bytes); \
              channels per switch: peak {}, mean {:.1}; {} frame(s) waited for a channel; {} \
-             channel(s) in use at the end{}{}{}{}{}",
+             channel(s) in use at the end{}{}{}{}{}{}",
             self.ack_frames,
             self.acks,
             self.acks_per_frame,
@@ -245,7 +271,8 @@ impl ChannelSummary {
             fgfc,
             hop,
             injection,
-            reroute
+            reroute,
+            ugal
         )
     }
 }

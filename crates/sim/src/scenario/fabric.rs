@@ -125,6 +125,7 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
             "unit",
             "match",
             "routing",
+            "ugal_threshold",
             "ack_batch",
             "ack_bits",
             "ack_frame_overhead",
@@ -154,6 +155,12 @@ fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowC
     }
     if let Some(x) = t.get(cx, "routing") {
         p.routing = x.choice(cx, "channel routing", &ChannelRouting::NAMES)?;
+    }
+    if let Some(x) = t.get(cx, "ugal_threshold") {
+        let ChannelRouting::Ugal { threshold } = &mut p.routing else {
+            return Err(x.err(cx, "a UGAL threshold needs routing = \"ugal\""));
+        };
+        *threshold = x.bytes(cx)?;
     }
     if let Some(x) = t.get(cx, "ack_batch") {
         p.ack_batch = x.uint(cx, 1, u64::from(u16::MAX))? as u16;

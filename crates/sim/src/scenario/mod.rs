@@ -30,7 +30,7 @@
 //!                               # ("128KiB" per ingress port and VL), update_period
 //!                               # (default 65,536 byte times), update_threshold
 //! [fabric.flow_channels]        # link ("pfc" | "credit"), table_size (2048), unit
-//!                               # ("256B"), match, routing, ack_batch, ack_bits,
+//!                               # ("256B"), match, routing, ugal_threshold, ack_batch, ack_bits,
 //!                               # ack_frame_overhead, ack_{idle,busy,max}_delay
 //! [fabric.flow_channels.endpoint] # endpoint congestion: bytes, packets, growth, window,
 //!                               # limits (per severity)
