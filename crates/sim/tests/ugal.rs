@@ -16,12 +16,17 @@ use std::path::Path;
 
 /// `examples/flow-channels/dragonfly-ugal.toml` with `routing` as its channel routing.
 fn shift(routing: &str) -> SimConfig {
+    shift_with(routing, "")
+}
+
+/// [`shift`] with `keys` added to `[fabric.flow_channels]`.
+fn shift_with(routing: &str, keys: &str) -> SimConfig {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/flow-channels/dragonfly-ugal.toml");
     let text = std::fs::read_to_string(&path).expect("the example");
     let text = text.replace(
         "\nrouting = \"ugal\"\n",
-        &format!("\nrouting = \"{routing}\"\n"),
+        &format!("\nrouting = \"{routing}\"\n{keys}\n"),
     );
     assert!(text.contains(&format!("\nrouting = \"{routing}\"\n")));
     scenario::parse(&text, &path)
@@ -74,6 +79,31 @@ fn ugal_spreads_a_group_shift_over_other_groups() {
         minimal.end_time
     );
     assert!(mean_fct(&ugal) < 0.8 * mean_fct(&minimal));
+}
+
+/// Frames that join an edge channel made by another frame (one that waited for a channel
+/// while the table was full, or another flow's when a host's flows to one destination share
+/// a channel) take the channel's intermediate: the invariant checks every 5 us look at every
+/// queued frame.
+#[test]
+fn frames_joining_an_edge_channel_take_its_intermediate() {
+    for keys in ["table_size = 20", "match = \"destination\""] {
+        let r = common::run_checking(shift_with("ugal", keys), Time::from_us(5)).finish();
+        assert_drained(&r, keys);
+        let c = r.channels.as_ref().expect("channels");
+        let (short, long) = c.ugal.expect("UGAL counts");
+        if keys == "table_size = 20" {
+            assert!(c.waits > 0, "no frame waited for a channel");
+            assert!(long > 0, "{keys}: no detour");
+        } else {
+            // A host's eight messages share the channel its first one made (with the
+            // queues empty: minimal) while any of them is in flight.
+            assert!(
+                short + long < r.flows.len() as u64,
+                "{keys}: {short} + {long}"
+            );
+        }
+    }
 }
 
 #[test]

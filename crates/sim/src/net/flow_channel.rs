@@ -395,6 +395,9 @@ impl Simulation {
                     fc.in_use += 1;
                 }
                 self.arena.get_mut(pkt).channel = r.in_id;
+                if !from_switch {
+                    self.ugal_joined(port, (r.in_id, r.new), pkt);
+                }
                 if to_host {
                     self.endpoint_enqueued(s, (in_local, r.in_id), out, pk.size);
                 }

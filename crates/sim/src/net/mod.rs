@@ -484,15 +484,16 @@ impl Simulation {
                 ));
             }
             if let crate::config::ChannelRouting::Ugal { threshold } = params.routing {
-                let u = ugal::Ugal::new(&sim.cfg.topology, sim.cfg.flows.len(), threshold)
-                    .map_err(|ugal::TooManySwitches(n)| ConfigError::Parameter {
+                let u = ugal::Ugal::new(&sim.cfg.topology, threshold).map_err(
+                    |ugal::TooManySwitches(n)| ConfigError::Parameter {
                         field: "fabric.flow_channels.routing",
                         reason: format!(
                             "UGAL draws intermediates among the switches hosts hang off, at \
                              most {}; this network has {n}",
                             packet::NO_VIA - 1
                         ),
-                    })?;
+                    },
+                )?;
                 fc.ugal = Some(u);
             }
             sim.channels = Some(Box::new(fc));
@@ -1180,6 +1181,7 @@ impl Simulation {
         {
             p.check_queued_by_ingress(i as u32)?;
             p.check_channels()?;
+            p.check_ugal(i as u32)?;
             p.check_credit_buffers(i as u32)?;
             let s = &p.switches[i];
             s.mmu

@@ -6,29 +6,34 @@
 //! adaptive routing has nothing to choose. A Valiant path goes through an intermediate
 //! switch first and spreads such traffic over every group, at up to twice the hops.
 //!
-//! - Where a flow's channel is new at its ingress edge switch (nothing of it in flight, so
-//!   no path change can reorder it), the edge draws an intermediate among the switches
+//! - Where a frame's channel is new at its ingress edge switch (nothing of it in flight,
+//!   so no path change can reorder it), the edge draws an intermediate among the switches
 //!   hosts hang off (not its own, nor the destination's) from the flow's hash and the
 //!   frame's offset, and compares the least-loaded minimal next hop with the least-loaded
 //!   next hop towards the intermediate: the frame goes the long way when its output
 //!   lacks room for a channel while the other has it, or when queue bytes × hops of the
-//!   minimal path exceed those of the Valiant path by more than the threshold. The choice
-//!   holds for the flow until its channel is new again.
+//!   minimal path exceed those of the Valiant path by more than the threshold.
+//! - The channel the frame makes there keeps the choice: every later frame joining it
+//!   (a frame that waited for a channel, another flow's frame with `match = "destination"`)
+//!   carries the channel's intermediate, whatever it was stamped with before.
 //! - The frame carries the intermediate (`Packet::via`); every hop where its channel is
 //!   new routes it adaptively towards the intermediate (as towards the hosts hanging off
 //!   it), and the intermediate itself clears it: from there it heads for its destination.
 //!
-//! Invariants: a flow's intermediate changes only where its channel at the ingress edge
-//! is new; `via` of a frame names a switch it has not reached yet, never its own edge's or
-//! its destination's; a path has at most twice the switch-to-switch hops of the longest
-//! minimal one (`SimConfig::validate_class_per_hop` is given that bound). The draw reads no
-//! random stream and each flow's choice lives in the part owning its ingress edge, so runs
+//! Invariants: every frame of an ingress edge channel carries the intermediate chosen when
+//! the channel was made, so a frame pinned to a path heads where the path heads; `via` of a
+//! frame names a switch it has not reached yet, never its own edge's or its destination's;
+//! a path has at most twice the switch-to-switch hops of the longest minimal one
+//! (`SimConfig::validate_class_per_hop` is given that bound). The draw reads no random
+//! stream and each edge channel's choice lives in the part owning the edge switch, so runs
 //! in parts choose as one does.
 
-use super::packet::{Packet, NO_VIA};
+use super::packet::{Kind, Packet, NO_VIA};
 use super::{Simulation, Slot};
 use crate::routing;
 use crate::topology::{NodeId, NodeKind, Topology};
+use headroom_mech::PRIORITIES;
+use rustc_hash::FxHashMap;
 
 /// The candidates for intermediates and each flow's current one.
 #[derive(Debug)]
@@ -38,11 +43,13 @@ pub(super) struct Ugal {
     intermediates: Vec<(u32, u32)>,
     /// Per node: its index in `intermediates` (`NO_VIA`: not one).
     index_of: Vec<u16>,
-    /// Per flow: the intermediate its frames take at present (`NO_VIA`: the minimal path).
-    flow_via: Vec<u16>,
+    /// Per ingress edge channel (global input port from a host, channel id): the
+    /// intermediate chosen when it was made (`NO_VIA`: the minimal path). An entry outlives
+    /// its channel until the id is reused, and is only read while the channel exists.
+    edge_via: FxHashMap<(u32, u16), u16>,
     /// Queue bytes × hops by which the minimal path must be worse.
     threshold: u64,
-    /// Choices made: minimal, through an intermediate.
+    /// Edge channels made: on a minimal path, through an intermediate.
     minimal: u64,
     nonminimal: u64,
 }
@@ -52,12 +59,8 @@ pub(super) struct Ugal {
 pub(super) struct TooManySwitches(pub usize);
 
 impl Ugal {
-    /// The intermediates of `topo` (in node order) for `flows` flows.
-    pub(super) fn new(
-        topo: &Topology,
-        flows: usize,
-        threshold: u64,
-    ) -> Result<Ugal, TooManySwitches> {
+    /// The intermediates of `topo` (in node order).
+    pub(super) fn new(topo: &Topology, threshold: u64) -> Result<Ugal, TooManySwitches> {
         let mut host_of = vec![u32::MAX; topo.nodes.len()];
         for l in &topo.links {
             for (end, other) in [(l.a, l.b), (l.b, l.a)] {
@@ -86,14 +89,14 @@ impl Ugal {
         Ok(Ugal {
             intermediates,
             index_of,
-            flow_via: vec![NO_VIA; flows],
+            edge_via: FxHashMap::default(),
             threshold,
             minimal: 0,
             nonminimal: 0,
         })
     }
 
-    /// Choices made: (minimal, through an intermediate).
+    /// Edge channels made: (on a minimal path, through an intermediate).
     pub(super) fn choices(&self) -> (u64, u64) {
         (self.minimal, self.nonminimal)
     }
@@ -137,8 +140,9 @@ impl Simulation {
     }
 
     /// UGAL at switch `s` for the data frame `pkt` (`pk`, which is updated too) arrived on
-    /// global `port`: the intermediate clears `via`; the ingress edge stamps the flow's
-    /// choice, choosing anew where the flow's channel is new.
+    /// global `port`, before it is routed: the intermediate clears `via`; the ingress edge
+    /// chooses where the frame's channel is new (a frame joining an existing channel follows
+    /// its path and takes its intermediate when it joins: [`Simulation::ugal_joined`]).
     pub(super) fn ugal_stamp(&mut self, s: u32, port: u32, pk: &mut Packet, pkt: u32) {
         let Some(fc) = self.channels.as_deref() else {
             return;
@@ -156,24 +160,70 @@ impl Simulation {
         } else {
             let in_local = self.ports[port as usize].local;
             let arrival = fc.arrival(false, pk);
-            match fc.tables[s as usize].pinned(in_local, arrival) {
-                Some(_) => u.flow_via[pk.flow as usize],
-                None => {
-                    let via = self.ugal_choose(port, node, pk);
-                    if let Some(u) = self.channels.as_deref_mut().and_then(|fc| fc.ugal.as_mut()) {
-                        u.flow_via[pk.flow as usize] = via;
-                        if via == NO_VIA {
-                            u.minimal += 1;
-                        } else {
-                            u.nonminimal += 1;
-                        }
-                    }
-                    via
-                }
+            if fc.tables[s as usize].pinned(in_local, arrival).is_some() {
+                return;
             }
+            self.ugal_choose(port, node, pk)
         };
         pk.via = via;
         self.arena.get_mut(pkt).via = via;
+    }
+
+    /// The data frame `pkt` from a host joined channel `id` of global input port `port`
+    /// (its ingress edge), `new` if it made it: a new channel keeps the frame's choice,
+    /// an existing one gives the frame its own.
+    pub(super) fn ugal_joined(&mut self, port: u32, (id, new): (u16, bool), pkt: u32) {
+        let Some(u) = self.channels.as_deref_mut().and_then(|fc| fc.ugal.as_mut()) else {
+            return;
+        };
+        let pk = self.arena.get_mut(pkt);
+        if new {
+            u.edge_via.insert((port, id), pk.via);
+            if pk.via == NO_VIA {
+                u.minimal += 1;
+            } else {
+                u.nonminimal += 1;
+            }
+        } else if let Some(&via) = u.edge_via.get(&(port, id)) {
+            pk.via = via;
+        }
+    }
+
+    /// Checks the module's first invariant at switch `s`: every data frame queued there
+    /// that came from a host in a channel still in use carries that channel's
+    /// intermediate.
+    pub(super) fn check_ugal(&self, s: u32) -> Result<(), String> {
+        let Some(fc) = self.channels.as_deref() else {
+            return Ok(());
+        };
+        let Some(u) = fc.ugal.as_ref() else {
+            return Ok(());
+        };
+        let sw = &self.switches[s as usize];
+        for pkt in sw
+            .ports()
+            .flat_map(|gp| (0..PRIORITIES).flat_map(move |q| self.class_packets(gp, q)))
+        {
+            let pk = self.arena.get(pkt);
+            let gp_in = sw.port(pk.in_port);
+            if pk.kind != Kind::Data
+                || self.ports[gp_in as usize].peer_is_switch
+                || fc.tables[s as usize]
+                    .input(pk.in_port, pk.channel)
+                    .is_none()
+            {
+                continue;
+            }
+            let chosen = u.edge_via.get(&(gp_in, pk.channel)).copied();
+            if chosen != Some(pk.via) {
+                return Err(format!(
+                    "switch {}: flow {} frame at {} carries intermediate {} in edge channel \
+                     {} of port {}, which was made for {chosen:?}",
+                    sw.node, pk.flow, pk.seq, pk.via, pk.channel, pk.in_port
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The ingress edge's choice for a new channel of `pk` arrived on global `port` of
@@ -253,7 +303,6 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Kind;
     use crate::topology::builders::{dragonfly, Dragonfly};
     use headroom_mech::units::{Rate, Time};
 
@@ -270,7 +319,7 @@ mod tests {
             global_delay: Time::from_us(1),
         })
         .expect("balanced dragonfly");
-        let u = Ugal::new(&topo, 1, 0).expect("20 switches");
+        let u = Ugal::new(&topo, 0).expect("20 switches");
         assert_eq!(u.intermediates.len(), 20);
         let hosts = 40;
         // Every switch has hosts; each intermediate's host hangs off it.
@@ -295,7 +344,7 @@ mod tests {
         // Two switches with hosts leave nothing to go through.
         let two = Ugal {
             intermediates: u.intermediates[..2].to_vec(),
-            ..Ugal::new(&topo, 1, 0).expect("20 switches")
+            ..Ugal::new(&topo, 0).expect("20 switches")
         };
         assert_eq!(two.draw(&pk, hosts as u32, hosts as u32 + 1), None);
     }
