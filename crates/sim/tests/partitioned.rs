@@ -3,7 +3,8 @@
 //! Random small networks (fat tree, leaf-spine, dumbbell, star) with random lossless and
 //! lossy traffic, every congestion-control algorithm (PowerTCP in both modes) or none,
 //! admission at the first or the last bit, corrupting links,
-//! link failures, NIC receive buffers that send PFC, time series sampling, DSH/SHP/SIH, and
+//! link failures, NIC receive buffers that send PFC, time series sampling, DSH/SHP/SIH, flow
+//! channels (UGAL routing too), and
 //! every way a run ends (all flows done, stop time, idle) are run as 1, 2, 3 and 4 parts;
 //! every result (flows, PFC frames, port and switch statistics, samples, drops, event count,
 //! end time) must be identical. Also: the split itself, the cases that must run as one part,
@@ -16,9 +17,9 @@ use headroom_mech::cc::{
 use headroom_mech::tcd::ReleasedConfig;
 use headroom_mech::units::{Rate, Time};
 use headroom_sim::config::{
-    Admission, Arbitration, CcConfig, CnpMode, CreditGrant, DetectorConfig, EcnPoint,
-    FlowControlKind, LinkFabric, LinkFailure, NicBufferConfig, SchemeConfig, ShpPool, SimConfig,
-    WindowConfig,
+    Admission, Arbitration, CcConfig, ChannelRouting, CnpMode, CreditGrant, DetectorConfig,
+    EcnPoint, FlowChannelParams, FlowControlKind, LinkFabric, LinkFailure, NicBufferConfig,
+    SchemeConfig, ShpPool, SimConfig, WindowConfig,
 };
 use headroom_sim::net::parallel::{split, Load, Partitioned, ProbeSettings, MARGIN};
 use headroom_sim::net::Simulation;
@@ -250,6 +251,23 @@ fn scenario(seed: u64) -> SimConfig {
         cfg.switch.lossless = (0..=rise).fold(0, |m, r| m | (1 << (4 + r)));
         cfg.host.ack_prio = 0;
         cfg.host.ack_pause_class = 0;
+    }
+    // Flow channels over the links drawn above (drawn last too), routed by UGAL in half the
+    // cases without classes per hop: a frame's intermediate crosses parts with it, and each
+    // edge channel's choice stays in its switch's part. Only where the drawn network admits
+    // them (they refuse link failures and corrupting links).
+    if d.chance(25) {
+        let mut p = FlowChannelParams::default();
+        if !cfg.fabric.class_per_hop && d.chance(50) {
+            p.routing = ChannelRouting::Ugal {
+                threshold: d.below(8_000),
+            };
+        }
+        let mut channels = cfg.clone();
+        channels.fabric.flow_channels = Some(p);
+        if channels.validate().is_ok() {
+            cfg = channels;
+        }
     }
     cfg
 }
