@@ -24,7 +24,7 @@ fct_ns3rdma.txt (with --ns3-rdma-config), and plots \
 wrote in the same directory are removed first. Every file and column: docs/outputs.md; \
 every scenario key: docs/scenario.md.\n\nExit codes: 0 success, 2 invalid input, \
 3 a lossless drop with --fail-on-lossless-drop, 4 a deadlock (a cycle of paused or credit-starved \
-queues; summary.json names it)."
+queues, or of frames waiting for each other's flow channels; summary.json names it)."
 )]
 pub struct RunArgs {
     /// Scenario file (TOML). See examples/ for annotated scenarios.

@@ -198,8 +198,9 @@ fn every_output_is_documented_and_every_documented_output_is_written() {
         serde_json::from_str(&read("summary.json")).expect("summary.json is JSON");
     let mut actual = BTreeSet::new();
     flatten(&summary, "", &maps, &mut actual);
-    // A deadlocked run adds `run.deadlock`: the shipped ring examples are (PFC, credit).
-    for ring in ["ring", "ring-credit"] {
+    // A deadlocked run adds `run.deadlock`: the shipped ring examples are (PFC, credit,
+    // flow channels).
+    for ring in ["ring", "ring-credit", "ring-flow-channels"] {
         let file = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../../examples/deadlock/{ring}.toml"));
         let run = headroom(

@@ -119,6 +119,19 @@ pub enum FlowChannelError {
     },
 }
 
+/// What a packet refused by [`FlowChannels::receive`] waits for
+/// ([`FlowChannels::blocker`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    /// Its channel, this id of its input port, is pinned to another output: the release
+    /// of that channel.
+    Channel(u16),
+    /// Its input port's edge table is full: the release of a channel of that port.
+    InputTable,
+    /// Its output's table is full: the release of a channel on that output's link.
+    OutputTable,
+}
+
 /// One channel of an input port (an IFCT entry).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InputChannel {
@@ -451,40 +464,14 @@ impl FlowChannels {
         (out_port, to_host): (u16, bool),
     ) -> Result<Received, FlowChannelError> {
         let p = usize::from(in_port);
-        if let Some(id) = self.existing(in_port, arrival) {
-            // Cannot fail: `existing` found it.
+        if let Some(id) = self.admission(in_port, arrival, (out_port, to_host))? {
+            // Cannot fail: `admission` found it.
             let c = self.inputs[p].get_mut(id).expect("the channel exists");
-            if c.follow_port != out_port {
-                return Err(FlowChannelError::Misrouted {
-                    in_port,
-                    id,
-                    follow: c.follow_port,
-                    chosen: out_port,
-                });
-            }
             c.next_data_flow += units;
             return Ok(Received {
                 in_id: id,
                 out_id: c.out_id,
                 new: false,
-            });
-        }
-        let size = self.config.table_size;
-        if let Arrival::Link(id) = arrival {
-            // The upstream switch picks the ids of its link, so a new one is free here.
-            if id >= size {
-                return Err(FlowChannelError::UnknownChannel { port: in_port, id });
-            }
-        } else if self.inputs[p].in_use() >= usize::from(size) {
-            return Err(FlowChannelError::TableFull {
-                port: in_port,
-                size,
-            });
-        }
-        if !to_host && !self.output_has_room(out_port) {
-            return Err(FlowChannelError::TableFull {
-                port: out_port,
-                size,
             });
         }
         let edge_key = match arrival {
@@ -526,6 +513,98 @@ impl FlowChannels {
             out_id,
             new: true,
         })
+    }
+
+    /// Whether [`Self::receive`] would take a packet arriving on `in_port` as `arrival` for
+    /// `out_port` now: `Ok(Some(id))` into its existing channel, `Ok(None)` into a new
+    /// one, or the error it would refuse it with.
+    fn admission(
+        &self,
+        in_port: u16,
+        arrival: Arrival,
+        (out_port, to_host): (u16, bool),
+    ) -> Result<Option<u16>, FlowChannelError> {
+        if let Some(id) = self.existing(in_port, arrival) {
+            // Cannot be `None`: `existing` found it.
+            let follow = self.input(in_port, id).map_or(out_port, |c| c.follow_port);
+            if follow != out_port {
+                return Err(FlowChannelError::Misrouted {
+                    in_port,
+                    id,
+                    follow,
+                    chosen: out_port,
+                });
+            }
+            return Ok(Some(id));
+        }
+        let size = self.config.table_size;
+        if let Arrival::Link(id) = arrival {
+            // The upstream switch picks the ids of its link, so a new one is free here.
+            if id >= size {
+                return Err(FlowChannelError::UnknownChannel { port: in_port, id });
+            }
+        } else if self.inputs_in_use(in_port) >= usize::from(size) {
+            return Err(FlowChannelError::TableFull {
+                port: in_port,
+                size,
+            });
+        }
+        if !to_host && !self.output_has_room(out_port) {
+            return Err(FlowChannelError::TableFull {
+                port: out_port,
+                size,
+            });
+        }
+        Ok(None)
+    }
+
+    /// What a packet arriving on `in_port` as `arrival` for `out_port` waits for, if
+    /// [`Self::receive`] would refuse it now (`None`: it would take it, or refuse it for
+    /// good, as a protocol error).
+    pub fn blocker(
+        &self,
+        in_port: u16,
+        arrival: Arrival,
+        (out_port, to_host): (u16, bool),
+    ) -> Option<Blocker> {
+        match self.admission(in_port, arrival, (out_port, to_host)) {
+            Err(FlowChannelError::Misrouted { id, .. }) => Some(Blocker::Channel(id)),
+            Err(FlowChannelError::TableFull { port, .. }) if port == out_port => {
+                Some(Blocker::OutputTable)
+            }
+            Err(FlowChannelError::TableFull { .. }) => Some(Blocker::InputTable),
+            _ => None,
+        }
+    }
+
+    /// The ids in use on input port `in_port`, in order.
+    pub fn input_ids(&self, in_port: u16) -> impl Iterator<Item = u16> + '_ {
+        self.inputs
+            .get(usize::from(in_port))
+            .into_iter()
+            .flat_map(|t| {
+                t.entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.is_some())
+                    // Ids are below the table size, a `u16`.
+                    .map(|(id, _)| id as u16)
+            })
+    }
+
+    /// The ids in use on output port `out_port`'s link, in order, each with the input
+    /// port and id of the channel it belongs to.
+    pub fn output_channels(&self, out_port: u16) -> impl Iterator<Item = (u16, (u16, u16))> + '_ {
+        self.outputs
+            .get(usize::from(out_port))
+            .into_iter()
+            .flat_map(|t| {
+                t.entries
+                    .iter()
+                    .enumerate()
+                    // Ids are below the table size, a `u16`.
+                    .filter_map(|(id, e)| e.map(|o| (id as u16, (o.in_port, o.in_id))))
+            })
     }
 
     /// A packet of `units` of channel (`in_port`, `id`) leaves by its output. Returns the
@@ -1008,6 +1087,49 @@ mod tests {
         );
         assert_eq!(fc.inputs_in_use(1), 0);
         fc.check().expect("invariants");
+    }
+
+    #[test]
+    fn a_refused_packet_names_what_it_waits_for() {
+        // Port 0 from a host, port 1 from a switch, port 2 to a switch, port 3 to a host.
+        let mut fc = FlowChannels::new(4, small());
+        for k in 0..4 {
+            fc.receive(0, Arrival::Edge(k), 1, (2, false))
+                .expect("room");
+        }
+        let outputs: Vec<(u16, (u16, u16))> = fc.output_channels(2).collect();
+        assert_eq!(
+            outputs,
+            [(0, (0, 0)), (1, (0, 1)), (2, (0, 2)), (3, (0, 3))]
+        );
+        assert_eq!(fc.input_ids(0).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        // The edge table is full; so is port 2's link; channel 0 of port 0 goes to 2.
+        assert_eq!(
+            fc.blocker(0, Arrival::Edge(9), (3, true)),
+            Some(Blocker::InputTable)
+        );
+        assert_eq!(
+            fc.blocker(1, Arrival::Link(2), (2, false)),
+            Some(Blocker::OutputTable)
+        );
+        assert_eq!(
+            fc.blocker(0, Arrival::Edge(0), (3, true)),
+            Some(Blocker::Channel(0))
+        );
+        // What `receive` takes waits for nothing; a protocol error is no wait either.
+        assert_eq!(fc.blocker(0, Arrival::Edge(1), (2, false)), None);
+        assert_eq!(fc.blocker(1, Arrival::Link(2), (3, true)), None);
+        assert_eq!(fc.blocker(1, Arrival::Link(4_000), (3, true)), None);
+        // Each blocker is what `receive` refuses with.
+        assert!(matches!(
+            fc.receive(1, Arrival::Link(2), 1, (2, false)),
+            Err(FlowChannelError::TableFull { port: 2, .. })
+        ));
+        assert!(matches!(
+            fc.receive(0, Arrival::Edge(0), 1, (3, true)),
+            Err(FlowChannelError::Misrouted { id: 0, .. })
+        ));
+        fc.check().expect("nothing changed");
     }
 
     #[test]

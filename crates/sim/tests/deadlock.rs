@@ -349,3 +349,53 @@ fn without_a_storm_the_watchdog_changes_nothing() {
         plain.flows.iter().map(|f| f.finish).collect::<Vec<_>>()
     );
 }
+
+/// The ring on a flow-channel fabric with big buffers (no PAUSE) and `table_size` flow ids
+/// per link: each ring link carries two flows (host i's first hop, host i - 1's second).
+fn channel_ring(table_size: u16) -> SimConfig {
+    let mut cfg = ring(200_000);
+    cfg.switch.buffer_bytes = 16 << 20;
+    cfg.fabric.flow_channels = Some(headroom_sim::config::FlowChannelParams {
+        table_size,
+        ..Default::default()
+    });
+    cfg
+}
+
+/// With one id per ring link, host i's channel holds the id of the link out of switch i
+/// while its frames wait at switch i + 1 for the next link's, held by host i + 1's channel:
+/// every switch's frames wait for the next one's, and the run is stopped with that cycle
+/// (the same on any number of threads). With two ids per link every flow finishes.
+#[test]
+fn frames_waiting_for_each_others_flow_channels_are_a_deadlock() {
+    let r = run(channel_ring(1), 1);
+    let d = the_cycle(&r);
+    assert!(d.to_string().starts_with("flow-channel deadlock at"), "{d}");
+    assert_eq!(d.cycle.len(), 5, "every ring switch is in the cycle: {d}");
+    for (q, next) in d.cycle.iter().zip(d.cycle.iter().cycle().skip(1)) {
+        // Frames from the previous switch wait on one ring port for the id of the link
+        // to the next on the other (port 0 leads to the host), whose channel's frames
+        // wait there.
+        let input = q.waiting_on.expect("frames wait for a channel");
+        assert!(input > 0 && q.port > 0 && q.port != input, "{d}");
+        assert_eq!(q.peer, next.node, "{d}");
+        assert!(q.bytes > 0 && q.paused_since + Time::from_ms(1) <= d.detected_at);
+        assert!(!q.credit);
+    }
+    assert!(d.detected_at < Time::from_ms(2), "{d}");
+    let pauses: u32 = r
+        .ports
+        .iter()
+        .map(|p| p.pause_sent.iter().sum::<u32>())
+        .sum();
+    assert_eq!(pauses, 0, "no PAUSE: the tables alone lock up");
+    assert!(r.flows.iter().all(|f| f.finish.is_none()));
+    for threads in 2..=3 {
+        let many = run(channel_ring(1), threads);
+        assert_eq!(many.deadlock, r.deadlock, "{threads} threads");
+        assert_eq!(many.events, r.events, "{threads} threads");
+    }
+    let two = run(channel_ring(2), 1);
+    assert_eq!(two.stop_reason, Some(StopReason::AllFlowsDone));
+    assert!(two.deadlock.is_none());
+}

@@ -1,5 +1,6 @@
 //! Deadlock detection: a cycle of egress queues, paused (PFC) or out of credit (credit
-//! links), that never drains.
+//! links), that never drains; or, on a flow-channel fabric, frames that wait for flow
+//! channels held by each other.
 //!
 //! A switch egress queue is *stalled* when it holds data and its priority has been paused,
 //! or its VL blocked for lack of credit, without a break for at least the detection time.
@@ -20,8 +21,21 @@
 //!   check, with the same cycle, on any number of threads.
 //! - The cycle reported is the first found by a depth-first search over the stalled queues
 //!   in (global port, priority) order, rotated to start at its smallest queue.
+//!
+//! On a flow-channel fabric a frame for which no channel can be made waits on its input
+//! port, and the frames behind it with it. Its port is *stalled* when that first frame has
+//! waited for the detection time, and it waits for the release of one of the channels of
+//! a full table (or of its own channel, pinned to another output). A channel is released
+//! only when all it forwarded has been delivered, so it is blocked while a frame it carried
+//! waits on a stalled port anywhere downstream. The stalled ports each of whose channels
+//! waited for is blocked by another of them can never go on (the largest such set,
+//! found by removing the others until none is left to remove): they are deadlocked, and
+//! the cycle reported is the first a depth-first search finds among them. Channels held by
+//! frames in paused queues count as free, so a deadlock through both tables and PAUSEs can
+//! be missed, never invented.
 
 use super::Simulation;
+use headroom_mech::flow_channel::Blocker;
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
 use serde::Serialize;
@@ -46,6 +60,12 @@ pub struct StalledQueue {
     /// The queue waits for credit on a credit link, not for a PAUSE to end.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub credit: bool,
+    /// On a flow-channel fabric: the frames are not in an egress queue but wait on this
+    /// input port of `node` for a flow channel on `port` (its table is full, or the
+    /// frames' channel is pinned to it); `prio` is the class the first of them will leave
+    /// in, `paused_since` since when it has waited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_on: Option<u16>,
 }
 
 /// A detected deadlock: the cycle of queues that wait for each other.
@@ -66,7 +86,9 @@ fn as_ns<S: serde::Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
 impl std::fmt::Display for Deadlock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let credit = self.cycle.iter().filter(|q| q.credit).count();
+        let channels = self.cycle.iter().any(|q| q.waiting_on.is_some());
         let what = match credit {
+            _ if channels => "flow-channel deadlock",
             0 => "PFC deadlock",
             n if n == self.cycle.len() => "credit deadlock",
             _ => "deadlock (PFC and credit links)",
@@ -76,7 +98,14 @@ impl std::fmt::Display for Deadlock {
             if i > 0 {
                 f.write_str(" -> ")?;
             }
-            write!(f, "switch {} port {} prio {}", q.node, q.port, q.prio)?;
+            match q.waiting_on {
+                Some(input) => write!(
+                    f,
+                    "switch {} port {} (frames on port {input} wait for a flow channel)",
+                    q.node, q.port
+                )?,
+                None => write!(f, "switch {} port {} prio {}", q.node, q.port, q.prio)?,
+            }
         }
         if let Some(first) = self.cycle.first() {
             write!(f, " -> switch {} (cycle)", first.node)?;
@@ -94,6 +123,26 @@ pub(crate) struct StallView {
     /// `(global ingress port, priority) → global egress ports` of a switch where packets
     /// that arrived on that ingress port with that priority wait.
     holds: BTreeMap<(u32, u8), BTreeSet<u32>>,
+    /// Stalled flow-channel waits by the global input port the frames wait on.
+    waits: BTreeMap<u32, ChannelWait>,
+    /// Every channel's output entry (global output port, id on its link) → its input entry
+    /// (global input port, id) at the same switch; gathered by [`Simulation::channel_links`]
+    /// once some wait is stalled.
+    links: BTreeMap<ChannelKey, ChannelKey>,
+}
+
+/// A flow channel's entry in a switch's table, by the table's global port and the id.
+type ChannelKey = (u32, u16);
+
+/// Frames waiting for a flow channel on one input port, as its part sees them.
+#[derive(Debug)]
+struct ChannelWait {
+    /// What is reported of it in a cycle.
+    queue: StalledQueue,
+    /// Channels (input entries) of which one released lets the first frame go on.
+    needs: Vec<ChannelKey>,
+    /// The output entries upstream whose channels carried frames waiting here.
+    holds: BTreeSet<ChannelKey>,
 }
 
 impl StallView {
@@ -103,6 +152,14 @@ impl StallView {
         for (k, v) in other.holds {
             self.holds.entry(k).or_default().extend(v);
         }
+        self.waits.extend(other.waits);
+        self.links.extend(other.links);
+    }
+
+    /// Whether some port's frames have waited for a flow channel for the detection time
+    /// (then every part adds its channels: [`Simulation::channel_links`]).
+    pub(crate) fn channel_waits(&self) -> bool {
+        !self.waits.is_empty()
     }
 }
 
@@ -146,11 +203,13 @@ impl Simulation {
                         bytes: port.queues[usize::from(q)].bytes,
                         paused_since: since,
                         credit: port.fc.credit().is_some(),
+                        waiting_on: None,
                     };
                     view.stalled.insert((gp, q), (stalled, whole_port));
                 }
             }
         }
+        self.channel_waits_into(&mut view, limit);
         if view.stalled.is_empty() {
             return view;
         }
@@ -169,10 +228,187 @@ impl Simulation {
         view
     }
 
+    /// Adds to `view` this part's ports whose frames have waited for a flow channel since
+    /// `limit` or earlier, and still wait for one.
+    fn channel_waits_into(&self, view: &mut StallView, limit: Time) {
+        let Some(fc) = self.channels.as_deref() else {
+            return;
+        };
+        for (s, sw) in self.switches.iter().enumerate() {
+            if !self.mine(sw.node) {
+                continue;
+            }
+            let table = &fc.tables[s];
+            let first = sw.ports().start;
+            for gp in sw.ports() {
+                let Some((pkt, out_local, since)) = fc.waiting_head(gp) else {
+                    continue;
+                };
+                if since > limit {
+                    continue;
+                }
+                let port = &self.ports[gp as usize];
+                let pk = self.arena.get(pkt);
+                let out = first + u32::from(out_local);
+                let to_host = !self.ports[out as usize].peer_is_switch;
+                let arrival = fc.arrival(port.peer_is_switch, pk);
+                let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host)) else {
+                    continue;
+                };
+                let (needs, on): (Vec<ChannelKey>, u16) = match blocker {
+                    Blocker::OutputTable => (
+                        table
+                            .output_channels(out_local)
+                            .map(|(_, (ip, id))| (first + u32::from(ip), id))
+                            .collect(),
+                        out_local,
+                    ),
+                    Blocker::InputTable => (
+                        table.input_ids(port.local).map(|id| (gp, id)).collect(),
+                        port.local,
+                    ),
+                    Blocker::Channel(id) => {
+                        let follow = table
+                            .input(port.local, id)
+                            .map_or(out_local, |c| c.follow_port);
+                        (vec![(gp, id)], follow)
+                    }
+                };
+                let on_gp = first + u32::from(on);
+                let mut bytes = 0u32;
+                let mut holds = BTreeSet::new();
+                for w in fc.waiting_on(gp) {
+                    let p = self.arena.get(w);
+                    bytes = bytes.saturating_add(p.size);
+                    if port.peer_is_switch {
+                        holds.insert((port.peer, p.channel));
+                    }
+                }
+                let queue = StalledQueue {
+                    node: sw.node,
+                    port: on,
+                    prio: self.egress_class((gp, out), pk),
+                    peer: self.ports[self.ports[on_gp as usize].peer as usize].node,
+                    bytes,
+                    paused_since: since,
+                    credit: false,
+                    waiting_on: Some(port.local),
+                };
+                view.waits.insert(
+                    gp,
+                    ChannelWait {
+                        queue,
+                        needs,
+                        holds,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Adds to `view` the channels of this part's switches: output entry → input entry.
+    pub(crate) fn channel_links(&self, view: &mut StallView) {
+        let Some(fc) = self.channels.as_deref() else {
+            return;
+        };
+        for (s, sw) in self.switches.iter().enumerate() {
+            if !self.mine(sw.node) {
+                continue;
+            }
+            let table = &fc.tables[s];
+            let first = sw.ports().start;
+            for out in sw.ports() {
+                let local = self.ports[out as usize].local;
+                for (id, (ip, in_id)) in table.output_channels(local) {
+                    view.links.insert((out, id), (first + u32::from(ip), in_id));
+                }
+            }
+        }
+    }
+
     /// Global index of the port at the other end of global port `gp`.
     pub(crate) fn peer_port(&self, gp: u32) -> u32 {
         self.ports[gp as usize].peer
     }
+
+    /// The global port at the other end of global port `gp`, if a switch is there.
+    pub(crate) fn switch_peer_port(&self, gp: u32) -> Option<u32> {
+        let port = &self.ports[gp as usize];
+        port.peer_is_switch.then_some(port.peer)
+    }
+}
+
+/// The flow-channel deadlock in the merged `view` at `now`, if some stalled waits block
+/// each other (see the module documentation); `switch_peer` maps a global port to the one
+/// at the other end of its link if a switch is there.
+pub(crate) fn find_channel_deadlock(
+    view: &StallView,
+    now: Time,
+    switch_peer: impl Fn(u32) -> Option<u32>,
+) -> Option<Deadlock> {
+    // Which stalled waits block each channel (by its input entry): every channel upstream
+    // of a waiting frame, hop by hop back to the ingress edge.
+    let mut blocked_by: BTreeMap<ChannelKey, BTreeSet<u32>> = BTreeMap::new();
+    for (&gp, wait) in &view.waits {
+        for &held in &wait.holds {
+            let mut out = Some(held);
+            while let Some(key) = out {
+                let Some(&input) = view.links.get(&key) else {
+                    break;
+                };
+                if !blocked_by.entry(input).or_default().insert(gp) {
+                    break; // Already walked from here for this wait.
+                }
+                out = switch_peer(input.0).map(|up| (up, input.1));
+            }
+        }
+    }
+    // Remove waits with a channel that no remaining wait blocks, until none is left.
+    let mut stuck: BTreeSet<u32> = view.waits.keys().copied().collect();
+    loop {
+        let free: Vec<u32> = stuck
+            .iter()
+            .copied()
+            .filter(|gp| {
+                let needs = &view.waits[gp].needs;
+                needs.is_empty()
+                    || needs.iter().any(|n| {
+                        blocked_by
+                            .get(n)
+                            .is_none_or(|by| by.iter().all(|w| !stuck.contains(w)))
+                    })
+            })
+            .collect();
+        if free.is_empty() {
+            break;
+        }
+        for gp in free {
+            stuck.remove(&gp);
+        }
+    }
+    let keys: Vec<u32> = stuck.iter().copied().collect();
+    let index: BTreeMap<u32, usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let edges: Vec<Vec<usize>> = keys
+        .iter()
+        .map(|gp| {
+            let next: BTreeSet<usize> = view.waits[gp]
+                .needs
+                .iter()
+                .filter_map(|n| blocked_by.get(n))
+                .flatten()
+                .filter_map(|w| index.get(w).copied())
+                .collect();
+            next.into_iter().collect()
+        })
+        .collect();
+    let cycle = first_cycle(&edges)?;
+    Some(Deadlock {
+        detected_at: now,
+        cycle: cycle
+            .into_iter()
+            .map(|i| view.waits[&keys[i]].queue.clone())
+            .collect(),
+    })
 }
 
 /// The deadlock in the merged `view` at `now`, if its stalled queues form a cycle;
@@ -294,6 +530,7 @@ mod tests {
             bytes: 1000,
             paused_since: Time::ZERO,
             credit: false,
+            waiting_on: None,
         }
     }
 
@@ -321,6 +558,83 @@ mod tests {
         // Without C's packets from B the dependency is a chain, not a deadlock.
         view.holds.remove(&(4, 3));
         assert_eq!(find_deadlock(&view, Time::from_ms(2), peer), None);
+    }
+
+    fn wait(node: u32, needs: &[ChannelKey], holds: &[ChannelKey]) -> ChannelWait {
+        ChannelWait {
+            queue: StalledQueue {
+                waiting_on: Some(0),
+                ..queue(node, 1, node + 1)
+            },
+            needs: needs.to_vec(),
+            holds: holds.iter().copied().collect(),
+        }
+    }
+
+    #[test]
+    fn frames_waiting_for_channels_held_by_each_other_are_a_deadlock() {
+        // Switches A (ports 0, 1, 6), B (2, 3, 7), C (4, 5, 8) in a ring: A.1 -> B.2,
+        // B.3 -> C.4, C.5 -> A.0; ports 6-8 lead to hosts. Each switch's host sends on one
+        // channel (input entry (6, 0) at A, ...) to the next switch, where its frames wait
+        // for an id on the link to the third: the one there is the next host's channel.
+        let switch_peer = |gp: u32| [5, 2, 1, 4, 3, 0].get(gp as usize).copied();
+        let mut view = StallView::default();
+        view.links.insert((1, 0), (6, 0));
+        view.links.insert((3, 0), (7, 0));
+        view.links.insert((5, 0), (8, 0));
+        view.waits.insert(0, wait(10, &[(6, 0)], &[(5, 0)]));
+        view.waits.insert(2, wait(11, &[(7, 0)], &[(1, 0)]));
+        view.waits.insert(4, wait(12, &[(8, 0)], &[(3, 0)]));
+        let d = find_channel_deadlock(&view, Time::from_ms(2), switch_peer).expect("deadlock");
+        let nodes: Vec<u32> = d.cycle.iter().map(|q| q.node).collect();
+        assert_eq!(
+            nodes,
+            [10, 11, 12],
+            "A waits for B's frames to go, B for C's"
+        );
+        assert!(
+            d.to_string().starts_with("flow-channel deadlock at 2ms"),
+            "{d}"
+        );
+        // A second channel on A.1's link whose frames wait nowhere: A goes on once it is
+        // released, then C, then B: nothing is deadlocked.
+        let mut freed = view;
+        freed.links.insert((1, 1), (6, 1));
+        freed
+            .waits
+            .insert(0, wait(10, &[(6, 0), (6, 1)], &[(5, 0)]));
+        assert_eq!(
+            find_channel_deadlock(&freed, Time::from_ms(2), switch_peer),
+            None
+        );
+    }
+
+    #[test]
+    fn a_channel_is_held_by_frames_waiting_anywhere_downstream() {
+        // A chain X (ports 0: host, 1, 7) -> Y (2, 3) -> Z (4, 5, 6: host), and Z.5 -> X.7.
+        // Channel k enters X from its host (input entry (0, 1)), leaves X.1 with id 2 into
+        // Y, leaves Y.3 with id 5; its frames wait on Z.4 for Z.5's one id, held by Z's
+        // host's channel (6, 0), whose frames wait on X.7 for X.1's one id: k's.
+        let switch_peer = |gp: u32| match gp {
+            1 => Some(2),
+            2 => Some(1),
+            3 => Some(4),
+            4 => Some(3),
+            5 => Some(7),
+            7 => Some(5),
+            _ => None,
+        };
+        let mut view = StallView::default();
+        view.links.insert((1, 2), (0, 1));
+        view.links.insert((3, 5), (2, 2));
+        view.links.insert((5, 0), (6, 0));
+        view.waits.insert(4, wait(12, &[(6, 0)], &[(3, 5)]));
+        view.waits.insert(7, wait(10, &[(0, 1)], &[(5, 0)]));
+        let d = find_channel_deadlock(&view, Time::ZERO, switch_peer).expect("deadlock");
+        assert_eq!(d.cycle.iter().map(|q| q.node).collect::<Vec<_>>(), [12, 10]);
+        // Without k's frames waiting at Z, X's wait for k is a chain's end.
+        view.waits.remove(&4);
+        assert_eq!(find_channel_deadlock(&view, Time::ZERO, switch_peer), None);
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //!   channel can be made (a full table) waits in its input port's queue, holding its
 //!   buffer, and every frame arriving behind it on that port waits too: a full table
 //!   backs up the link feeding it and in the end pauses it. Waiting frames are retried,
-//!   in order, when a channel of the switch is released.
+//!   in order, when a channel of the switch is released. Frames waiting for channels
+//!   held by each other (full tables on a cycle of links) never are: deadlock detection
+//!   names them (`deadlock`).
 //! - When a frame leaves an egress queue its channel counts it; one leaving towards a host
 //!   is delivered and acknowledged at once. An ACK goes to the input port its channel came
 //!   in on: from a host it is home (the ingress edge); from a switch it joins the ACKs
@@ -101,6 +103,8 @@ pub(super) struct ChannelFabric {
     /// Per global port: frames arrived there waiting for a channel, with the local egress
     /// port the MMU admitted them for.
     waiting: Vec<VecDeque<(u32, u16)>>,
+    /// Per global port: since when the first of its waiting frames has been first.
+    waiting_since: Vec<Time>,
     /// Per switch: frames waiting on its ports.
     waiting_at: Vec<u32>,
     /// Channels in use, all switches.
@@ -178,6 +182,7 @@ impl ChannelFabric {
             pending: vec![PendingAcks::default(); ports],
             frames: Vec::new(),
             waiting: vec![VecDeque::new(); ports],
+            waiting_since: vec![Time::ZERO; ports],
             waiting_at: vec![0; ports_of.len()],
             in_use: 0,
             draining: false,
@@ -247,6 +252,13 @@ impl ChannelFabric {
     /// The frames waiting for a channel on global port `gp`.
     pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
         self.waiting[gp as usize].iter().map(|&(pkt, _)| pkt)
+    }
+
+    /// The first frame waiting for a channel on global port `gp`, the local egress port
+    /// it is for, and since when it has been first.
+    pub(super) fn waiting_head(&self, gp: u32) -> Option<(u32, u16, Time)> {
+        let &(pkt, out_local) = self.waiting[gp as usize].front()?;
+        Some((pkt, out_local, self.waiting_since[gp as usize]))
     }
 }
 
@@ -366,6 +378,9 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
+        if fc.waiting[port as usize].is_empty() {
+            fc.waiting_since[port as usize] = self.now;
+        }
         fc.waiting[port as usize].push_back((pkt, out_local));
         fc.waiting_at[s as usize] += 1;
         fc.stats.waits += 1;
@@ -793,6 +808,7 @@ impl Simulation {
                 }
                 if let Some(fc) = self.channels.as_deref_mut() {
                     fc.waiting[gp as usize].pop_front();
+                    fc.waiting_since[gp as usize] = self.now;
                     fc.waiting_at[s as usize] -= 1;
                 }
                 let out = self.switches[s as usize].port(out_local);

@@ -350,15 +350,23 @@ impl Partitioned {
         }
     }
 
-    /// Stops the run at `now` if queues stalled for `detection` or longer form a cycle.
+    /// Stops the run at `now` if queues stalled for `detection` or longer form a cycle, or
+    /// frames that have waited that long for flow channels block each other.
     fn stop_if_deadlocked(&mut self, now: Time, detection: Time) -> bool {
         let mut view = deadlock::StallView::default();
         for p in &self.parts {
             view.absorb(lock(p).stall_view(now, detection));
         }
+        if view.channel_waits() {
+            for p in &self.parts {
+                lock(p).channel_links(&mut view);
+            }
+        }
         let found = {
             let first = lock(&self.parts[0]);
-            deadlock::find_deadlock(&view, now, |gp| first.peer_port(gp))
+            deadlock::find_deadlock(&view, now, |gp| first.peer_port(gp)).or_else(|| {
+                deadlock::find_channel_deadlock(&view, now, |gp| first.switch_peer_port(gp))
+            })
         };
         let Some(d) = found else {
             return false;
