@@ -7,10 +7,14 @@
 //! frame; a frame on the wire is never cut short). On arrival each ACK goes to its
 //! channel's hop ([`Simulation::channel_acked`]), a HeadroomACK to that hop's credits.
 //!
-//! Invariant: an ACK frame's ACKs live in `ChannelFabric::frames` at its arena slot from
-//! the moment it is made until it arrives (the emptied vector then goes back to the slot,
-//! so a steady run allocates none). An ACK frame crossing to another part of a partitioned
-//! run takes its ACKs along in the mail, and they move into the slot it gets there.
+//! Invariant: an ACK frame carries the number of its ACKs (in `payload`); the ACKs
+//! themselves wait in `ChannelFabric::wire` for the port the frame goes to, from the moment
+//! it is made until it arrives. A link delivers its frames in the order they were made (ACK
+//! frames are never dropped: flow channels run on links that neither fail nor corrupt), so
+//! an arriving frame's ACKs are the first of its port's queue. That queue is touched per
+//! port, not per arena slot: its lines stay in cache between frames. An ACK frame crossing
+//! to another part of a partitioned run takes its ACKs from the front of the queue along in
+//! the mail, and they join the back of the receiving part's queue for that port.
 
 use super::flow_channel::ChannelFabric;
 use super::packet::{Kind, Packet};
@@ -123,11 +127,11 @@ impl Simulation {
         let n = fc.pending[gp as usize].acks.len();
         let mut pk = Packet::new(Kind::ChannelAck);
         pk.size = fc.params.ack_frame_bytes(n);
+        // At most `ack_batch` (a u16).
+        pk.payload = n as u32;
         let pkt = self.arena.alloc(pk);
-        // The frame takes the batch; the port keeps the slot's old (empty) vector.
-        let batch = std::mem::take(&mut fc.pending[gp as usize].acks);
-        let slot = std::mem::replace(fc.frame_acks(pkt), batch);
-        fc.pending[gp as usize].acks = slot;
+        let to = self.ports[gp as usize].peer as usize;
+        fc.wire[to].extend(fc.pending[gp as usize].acks.drain(..));
         fc.stats.ack_frames += 1;
         fc.stats.acks += n as u64;
         fc.stats.ack_bytes += u64::from(pk.size);
@@ -140,16 +144,17 @@ impl Simulation {
             unreachable!("ACK frames go upstream to switches only")
         };
         let out_local = self.ports[gp as usize].local;
-        let Some(fc) = self.channels.as_deref_mut() else {
-            self.arena.free(pkt);
-            return;
-        };
-        let mut acks = std::mem::take(&mut fc.frames[pkt as usize]);
-        for a in acks.drain(..) {
-            let units = u64::from(a.units);
+        let n = self.arena.get(pkt).payload;
+        self.arena.free(pkt);
+        for _ in 0..n {
             let Some(fc) = self.channels.as_deref_mut() else {
                 break;
             };
+            let Some(a) = fc.wire[gp as usize].pop_front() else {
+                fc.fault_text("an ACK frame arrived before its ACKs");
+                break;
+            };
+            let units = u64::from(a.units);
             match (
                 fc.tables[s as usize].ack(out_local, a.id, units),
                 a.headroom,
@@ -165,30 +170,23 @@ impl Simulation {
                 (Err(e), _) => fc.fault("ack", e),
             }
         }
-        // The emptied vector goes back to its slot (no allocation for the next frame), and
-        // only then is the slot free: ACK frames sent meanwhile took other slots.
-        if let Some(fc) = self.channels.as_deref_mut() {
-            fc.frames[pkt as usize] = acks;
-        }
-        self.arena.free(pkt);
     }
 }
 
 impl ChannelFabric {
-    /// The ACK frame in arena slot `pkt` leaves for another part: its ACKs are appended to
-    /// `mail` (the slot keeps its emptied vector). Returns how many.
-    pub(super) fn hand_over_acks(&mut self, pkt: u32, mail: &mut Vec<AckEntry>) -> u32 {
-        let Some(acks) = self.frames.get_mut(pkt as usize) else {
-            return 0;
-        };
-        // At most `ack_batch` (u16) ACKs.
-        let n = acks.len() as u32;
-        mail.append(acks);
-        n
+    /// An ACK frame of `n` ACKs leaves for global port `to` of another part: its ACKs,
+    /// the first `n` waiting for `to`, are appended to `mail`. Returns how many.
+    pub(super) fn hand_over_acks(&mut self, to: u32, n: u32, mail: &mut Vec<AckEntry>) -> u32 {
+        let queue = &mut self.wire[to as usize];
+        let n = (n as usize).min(queue.len());
+        mail.extend(queue.drain(..n));
+        // At most `ack_batch` (a u16).
+        n as u32
     }
 
-    /// An ACK frame from another part took arena slot `pkt`: `acks` are its ACKs.
-    pub(super) fn take_over_acks(&mut self, pkt: u32, acks: &[AckEntry]) {
-        self.frame_acks(pkt).extend_from_slice(acks);
+    /// An ACK frame from another part is on its way to global port `to`: `acks` are its
+    /// ACKs.
+    pub(super) fn take_over_acks(&mut self, to: u32, acks: &[AckEntry]) {
+        self.wire[to as usize].extend(acks.iter().copied());
     }
 }

@@ -98,8 +98,9 @@ pub(super) struct ChannelFabric {
     occupancy: Vec<Occupancy>,
     /// Per global port: ACKs waiting to go upstream on its link.
     pub(super) pending: Vec<PendingAcks>,
-    /// Per arena slot: the ACKs of the ACK frame in it (empty for other frames).
-    pub(super) frames: Vec<Vec<AckEntry>>,
+    /// Per global port: the ACKs of the ACK frames on their way to it, oldest first (each
+    /// frame carries how many are its own).
+    pub(super) wire: Vec<VecDeque<AckEntry>>,
     /// Per global port: frames arrived there waiting for a channel, with the local egress
     /// port the MMU admitted them for.
     waiting: Vec<VecDeque<(u32, u16)>>,
@@ -180,7 +181,7 @@ impl ChannelFabric {
                 .collect(),
             occupancy: vec![Occupancy::default(); ports_of.len()],
             pending: vec![PendingAcks::default(); ports],
-            frames: Vec::new(),
+            wire: vec![VecDeque::new(); ports],
             waiting: vec![VecDeque::new(); ports],
             waiting_since: vec![Time::ZERO; ports],
             waiting_at: vec![0; ports_of.len()],
@@ -210,19 +211,14 @@ impl ChannelFabric {
         }
     }
 
-    /// The ACKs of the ACK frame in arena slot `pkt` (empty until the frame is made).
-    pub(super) fn frame_acks(&mut self, pkt: u32) -> &mut Vec<AckEntry> {
-        let slot = pkt as usize;
-        if self.frames.len() <= slot {
-            self.frames.resize_with(slot + 1, Vec::new);
-        }
-        debug_assert!(self.frames[slot].is_empty());
-        &mut self.frames[slot]
+    pub(super) fn fault(&mut self, what: &str, e: FlowChannelError) {
+        self.fault_text(&format!("{what}: {e}"));
     }
 
-    pub(super) fn fault(&mut self, what: &str, e: FlowChannelError) {
+    /// Records the first thing that went wrong (reported by the invariant checks).
+    pub(super) fn fault_text(&mut self, text: &str) {
         if self.fault.is_none() {
-            self.fault = Some(format!("{what}: {e}"));
+            self.fault = Some(text.to_string());
         }
     }
 

@@ -557,19 +557,19 @@ impl Simulation {
         let key = self.next_key(&event);
         let packet = *self.arena.get(pkt);
         let int = self.arena.int(pkt).copied().unwrap_or(IntStack::EMPTY);
-        let first_ack = self.outbox.acks.len() as u32;
-        let acks = match self.channels.as_deref_mut() {
-            Some(fc) if packet.kind == Kind::ChannelAck => {
-                fc.hand_over_acks(pkt, &mut self.outbox.acks)
-            }
-            _ => 0,
-        };
-        self.arena.free(pkt);
         let (port, first_bit) = match event {
             Event::FrameStart { port, .. } => (port, true),
             Event::Arrive { port, .. } => (port, false),
             _ => unreachable!("only frames cross between parts"),
         };
+        let first_ack = self.outbox.acks.len() as u32;
+        let acks = match self.channels.as_deref_mut() {
+            Some(fc) if packet.kind == Kind::ChannelAck => {
+                fc.hand_over_acks(port, packet.payload, &mut self.outbox.acks)
+            }
+            _ => 0,
+        };
+        self.arena.free(pkt);
         let to = self.part_of_node(self.ports[port as usize].node);
         self.outbox.frames.push(parallel::Remote {
             to,
@@ -591,7 +591,7 @@ impl Simulation {
             *int = r.int;
         }
         if let (Some(fc), (first, n @ 1..)) = (self.channels.as_deref_mut(), r.acks) {
-            fc.take_over_acks(pkt, &acks[first as usize..(first + n) as usize]);
+            fc.take_over_acks(r.port, &acks[first as usize..(first + n) as usize]);
         }
         let event = if r.first_bit {
             Event::FrameStart { port: r.port, pkt }

@@ -30,8 +30,8 @@ pub enum Kind {
     Pfc,
     /// Credit flow-control packet (`prio` = VL, `seq` = FCTBS << 16 | FCCL).
     Fcp,
-    /// Flow-channel ACK frame, hop by hop towards the sources (its ACKs are kept beside
-    /// the arena, by slot, in `net::flow_channel`).
+    /// Flow-channel ACK frame, hop by hop towards the sources (`payload` = how many ACKs it
+    /// carries; they wait for it at the port it goes to, in `net::ack_frames`).
     ChannelAck,
     /// Fine-grained flow control frame from an ingress edge switch to a host (`flow` and
     /// `dst` name the source, `seq` = pause in picoseconds, `hash` = credit in bytes).
@@ -73,7 +73,7 @@ pub struct Packet {
     /// Frame size in bytes, without preamble and inter-frame gap.
     pub size: u32,
     /// Data: payload bytes; PFC: the classes it pauses; FCP: the egress its sender blamed
-    /// when the VL buffer last filled.
+    /// when the VL buffer last filled; flow-channel ACK frame: its ACKs.
     pub payload: u32,
     /// Data: byte offset; ACK/NACK: next expected byte; PFC: timer.
     pub seq: u64,
