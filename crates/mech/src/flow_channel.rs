@@ -39,6 +39,9 @@
 //!   output entry (unless it leads to a host) exactly as long, on its `follow_port`; so a
 //!   drained switch holds no channel (no table leaks);
 //! - `ack_flow ≤ data_flow ≤ next_data_flow` for every channel;
+//! - an output table whose config reserves classes ([`FlowChannelConfig::reserved`])
+//!   gives each of them one of its highest ids, to that class only; the others are shared
+//!   by every class and handed out first;
 //! - no table holds more than `table_size` ids: a full one refuses a new channel
 //!   ([`FlowChannelError::TableFull`]; the driver holds the packet back, which in the end
 //!   pauses the link feeding it); a refused operation changes nothing.
@@ -56,6 +59,11 @@ pub struct FlowChannelConfig {
     pub table_size: u16,
     /// Bytes per unit of the progress counters (the patent's examples: 256 or 24).
     pub unit: u32,
+    /// Classes (bit `c`: class `c`) that keep one id of every output link for their own
+    /// channels: the highest ids, the highest for the lowest such class. The other ids are
+    /// shared by every class. With classes rising at every hop, a channel waiting for an id
+    /// of a higher class then waits only for channels of that class (none by default).
+    pub reserved: u8,
 }
 
 impl FlowChannelConfig {
@@ -70,6 +78,7 @@ impl Default for FlowChannelConfig {
         FlowChannelConfig {
             table_size: 2048,
             unit: 256,
+            reserved: 0,
         }
     }
 }
@@ -206,17 +215,69 @@ struct Ids<T> {
     hands_out: bool,
     used: usize,
     size: u16,
+    /// Ids from this one up are kept for reserved classes (`size` if none), one each.
+    shared: u16,
+    /// Shared ids handed out at least once: `0..fresh`.
+    fresh: u16,
+    /// Bit `r`: the `r`-th reserved id (`size - 1 - r`) is in use.
+    reserved_used: u8,
 }
 
 impl<T> Ids<T> {
     fn new(size: u16) -> Self {
+        Ids::with_reserved(size, 0)
+    }
+
+    /// A table of `size` ids whose highest `reserved` are kept, one for each reserved
+    /// class.
+    fn with_reserved(size: u16, reserved: u16) -> Self {
         Ids {
             entries: Vec::new(),
             free: BinaryHeap::new(),
             hands_out: false,
             used: 0,
             size,
+            shared: size.saturating_sub(reserved),
+            fresh: 0,
+            reserved_used: 0,
         }
+    }
+
+    /// Whether a shared id is free.
+    fn shared_room(&self) -> bool {
+        let reserved_in_use = self.reserved_used.count_ones() as usize;
+        self.used - reserved_in_use < usize::from(self.shared)
+    }
+
+    /// Whether a channel whose class keeps the `rank`-th reserved id (`None`: none) could
+    /// get an id now.
+    fn has_room(&self, rank: Option<u16>) -> bool {
+        self.shared_room() || rank.is_some_and(|r| self.reserved_used & (1 << r) == 0)
+    }
+
+    /// A free id for `entry`: a shared one, else the `rank`-th reserved one if the
+    /// channel's class keeps one and it is free.
+    fn allocate_for(&mut self, entry: T, rank: Option<u16>) -> Option<u16> {
+        if self.shared_room() {
+            return self.allocate(entry);
+        }
+        let r = rank.filter(|&r| self.reserved_used & (1 << r) == 0)?;
+        let id = self.size - 1 - r;
+        self.hands_out = true;
+        self.put(id, entry);
+        self.reserved_used |= 1 << r;
+        Some(id)
+    }
+
+    /// Stores `entry` at the unused id `id`, growing the table to hold it.
+    fn put(&mut self, id: u16, entry: T) {
+        let i = usize::from(id);
+        if self.entries.len() <= i {
+            self.entries.resize_with(i + 1, || None);
+        }
+        debug_assert!(self.entries[i].is_none());
+        self.entries[i] = Some(entry);
+        self.used += 1;
     }
 
     /// A free id for `entry`, or `None` if all `size` are in use. The table grows as ids
@@ -229,34 +290,29 @@ impl<T> Ids<T> {
         self.hands_out = true;
         let id = match self.free.pop() {
             Some(Reverse(id)) => id,
-            None if self.entries.len() < usize::from(self.size) => {
-                self.entries.push(None);
-                (self.entries.len() - 1) as u16
+            None if self.fresh < self.shared => {
+                self.fresh += 1;
+                self.fresh - 1
             }
             None => return None,
         };
-        self.entries[usize::from(id)] = Some(entry);
-        self.used += 1;
+        self.put(id, entry);
         Some(id)
     }
 
     /// Takes id `id` (below `size`, not in use) for `entry`.
     fn occupy(&mut self, id: u16, entry: T) {
         debug_assert!(!self.hands_out, "a table takes ids or gives them");
-        let i = usize::from(id);
-        if self.entries.len() <= i {
-            self.entries.resize_with(i + 1, || None);
-        }
-        debug_assert!(self.entries[i].is_none());
-        self.entries[i] = Some(entry);
-        self.used += 1;
+        self.put(id, entry);
     }
 
     fn release(&mut self, id: u16) {
         if let Some(e) = self.entries.get_mut(usize::from(id)) {
             if e.take().is_some() {
                 self.used -= 1;
-                if self.hands_out {
+                if id >= self.shared && self.hands_out {
+                    self.reserved_used &= !(1 << (self.size - 1 - id));
+                } else if self.hands_out {
                     self.free.push(Reverse(id));
                 }
             }
@@ -271,9 +327,15 @@ impl<T> Ids<T> {
         self.used
     }
 
-    /// The free list's invariant: every id not in use is in it exactly once.
+    /// The free list's invariant: every shared id handed out and not in use is in it
+    /// exactly once; the reserved ids in use are those marked.
     fn check_free(&self) -> bool {
-        !self.hands_out || self.free.len() + self.used == self.entries.len()
+        let reserved = self.reserved_used.count_ones() as usize;
+        let marked = (self.shared..self.size)
+            .filter(|&id| self.reserved_used & (1 << (self.size - 1 - id)) != 0)
+            .all(|id| matches!(self.entries.get(usize::from(id)), Some(Some(_))));
+        !self.hands_out
+            || (self.free.len() + self.used - reserved == usize::from(self.fresh) && marked)
     }
 }
 
@@ -374,7 +436,9 @@ impl FlowChannels {
         FlowChannels {
             config,
             inputs: (0..ports).map(|_| Ids::new(config.table_size)).collect(),
-            outputs: (0..ports).map(|_| Ids::new(config.table_size)).collect(),
+            outputs: (0..ports)
+                .map(|_| Ids::with_reserved(config.table_size, config.reserved.count_ones() as u16))
+                .collect(),
             edge: vec![FxHashMap::default(); ports],
         }
     }
@@ -422,11 +486,19 @@ impl FlowChannels {
         self.inputs.iter().map(Ids::in_use).sum()
     }
 
-    /// Whether output `out_port`'s link has an id free for a new channel.
-    pub fn output_has_room(&self, out_port: u16) -> bool {
+    /// Whether output `out_port`'s link has an id free for a new channel whose frames
+    /// leave in `class`.
+    pub fn output_has_room(&self, out_port: u16, class: u8) -> bool {
         self.outputs
             .get(usize::from(out_port))
-            .is_some_and(|t| t.in_use() < usize::from(t.size))
+            .is_some_and(|t| t.has_room(self.rank(class)))
+    }
+
+    /// Which of the reserved ids `class` keeps (`None`: none).
+    fn rank(&self, class: u8) -> Option<u16> {
+        let reserved = self.config.reserved;
+        let bit = 1u8.checked_shl(u32::from(class))?;
+        (reserved & bit != 0).then(|| (reserved & (bit - 1)).count_ones() as u16)
     }
 
     /// The id a packet arriving on `in_port` as `arrival` belongs to, if its channel
@@ -461,10 +533,10 @@ impl FlowChannels {
         in_port: u16,
         arrival: Arrival,
         units: u64,
-        (out_port, to_host): (u16, bool),
+        (out_port, to_host, class): (u16, bool, u8),
     ) -> Result<Received, FlowChannelError> {
         let p = usize::from(in_port);
-        if let Some(id) = self.admission(in_port, arrival, (out_port, to_host))? {
+        if let Some(id) = self.admission(in_port, arrival, (out_port, to_host, class))? {
             // Cannot fail: `admission` found it.
             let c = self.inputs[p].get_mut(id).expect("the channel exists");
             c.next_data_flow += units;
@@ -499,10 +571,11 @@ impl FlowChannels {
             None
         } else {
             let entry = OutputChannel { in_port, in_id };
+            let rank = self.rank(class);
             // Cannot fail: room was checked above.
             Some(
                 self.outputs[usize::from(out_port)]
-                    .allocate(entry)
+                    .allocate_for(entry, rank)
                     .expect("room checked"),
             )
         };
@@ -522,7 +595,7 @@ impl FlowChannels {
         &self,
         in_port: u16,
         arrival: Arrival,
-        (out_port, to_host): (u16, bool),
+        (out_port, to_host, class): (u16, bool, u8),
     ) -> Result<Option<u16>, FlowChannelError> {
         if let Some(id) = self.existing(in_port, arrival) {
             // Cannot be `None`: `existing` found it.
@@ -549,7 +622,7 @@ impl FlowChannels {
                 size,
             });
         }
-        if !to_host && !self.output_has_room(out_port) {
+        if !to_host && !self.output_has_room(out_port, class) {
             return Err(FlowChannelError::TableFull {
                 port: out_port,
                 size,
@@ -565,9 +638,9 @@ impl FlowChannels {
         &self,
         in_port: u16,
         arrival: Arrival,
-        (out_port, to_host): (u16, bool),
+        (out_port, to_host, class): (u16, bool, u8),
     ) -> Option<Blocker> {
-        match self.admission(in_port, arrival, (out_port, to_host)) {
+        match self.admission(in_port, arrival, (out_port, to_host, class)) {
             Err(FlowChannelError::Misrouted { id, .. }) => Some(Blocker::Channel(id)),
             Err(FlowChannelError::TableFull { port, .. }) if port == out_port => {
                 Some(Blocker::OutputTable)
@@ -732,7 +805,7 @@ impl FlowChannels {
     pub fn reroute(
         &mut self,
         (in_port, id): (u16, u16),
-        (out_port, to_host): (u16, bool),
+        (out_port, to_host, class): (u16, bool, u8),
     ) -> Result<Option<u16>, FlowChannelError> {
         let c = *self.input_mut(in_port, id)?;
         if c.flow_extent() > 0 {
@@ -751,10 +824,11 @@ impl FlowChannels {
         } else {
             let entry = OutputChannel { in_port, in_id: id };
             let size = self.config.table_size;
+            let rank = self.rank(class);
             Some(
                 self.outputs
                     .get_mut(usize::from(out_port))
-                    .and_then(|t| t.allocate(entry))
+                    .and_then(|t| t.allocate_for(entry, rank))
                     .ok_or(FlowChannelError::TableFull {
                         port: out_port,
                         size,
@@ -904,6 +978,7 @@ mod tests {
         FlowChannelConfig {
             table_size: 4,
             unit: 256,
+            reserved: 0,
         }
     }
 
@@ -918,16 +993,16 @@ mod tests {
         // Ports 0 (from a host), 1 and 2 (to switches), 3 (to a host).
         let mut fc = FlowChannels::new(4, small());
         let flow = Arrival::Edge(7);
-        let r = fc.receive(0, flow, 4, (1, false)).expect("room");
+        let r = fc.receive(0, flow, 4, (1, false, 0)).expect("room");
         let ch = (0, r.in_id);
         fc.forward(ch, 4).expect("queued");
-        fc.receive(0, flow, 4, (1, false)).expect("pinned to 1");
+        fc.receive(0, flow, 4, (1, false, 0)).expect("pinned to 1");
         assert_eq!(fc.ask_reroute(ch), Ok(true));
         assert_eq!(fc.ask_reroute(ch), Ok(false), "asked once per channel");
         assert_eq!(fc.hold_for_reroute(ch), Ok(true));
         assert!(fc.is_rerouting(ch));
         assert_eq!(
-            fc.reroute(ch, (2, false)),
+            fc.reroute(ch, (2, false, 0)),
             Err(FlowChannelError::Counters {
                 in_port: 0,
                 id: r.in_id,
@@ -936,7 +1011,7 @@ mod tests {
         );
         let old = r.out_id.expect("an id on port 1's link");
         fc.ack(1, old, 4).expect("the first packet acknowledged");
-        let new = fc.reroute(ch, (2, false)).expect("nothing in flight");
+        let new = fc.reroute(ch, (2, false, 0)).expect("nothing in flight");
         assert!(new.is_some() && !fc.is_rerouting(ch));
         assert_eq!(fc.outputs_in_use(1), 0, "the old output entry is released");
         assert_eq!(fc.outputs_in_use(2), 1);
@@ -956,21 +1031,22 @@ mod tests {
             FlowChannelConfig {
                 table_size: 1,
                 unit: 256,
+                reserved: 0,
             },
         );
         let a = fc
-            .receive(0, Arrival::Edge(1), 4, (1, false))
+            .receive(0, Arrival::Edge(1), 4, (1, false, 0))
             .expect("room");
         let ch = (0, a.in_id);
         fc.hold_for_reroute(ch).expect("exists");
-        assert_eq!(fc.reroute(ch, (1, false)), Ok(a.out_id));
+        assert_eq!(fc.reroute(ch, (1, false, 0)), Ok(a.out_id));
         assert!(!fc.is_rerouting(ch), "staying ends the reroute");
         // Fill port 2's one output id with another channel of input 1.
-        fc.receive(1, Arrival::Link(0), 4, (2, false))
+        fc.receive(1, Arrival::Link(0), 4, (2, false, 0))
             .expect("room on 2");
         fc.hold_for_reroute(ch).expect("exists");
         assert_eq!(
-            fc.reroute(ch, (2, false)),
+            fc.reroute(ch, (2, false, 0)),
             Err(FlowChannelError::TableFull { port: 2, size: 1 })
         );
         assert_eq!(fc.pinned(0, Arrival::Edge(1)), Some(1), "unchanged");
@@ -985,11 +1061,11 @@ mod tests {
         assert_eq!(fc.units(1000), 4);
         assert_eq!(fc.units(1), 1);
         assert_eq!(fc.pinned(0, flow), None, "new: any port");
-        let r = fc.receive(0, flow, 4, (1, false)).expect("room");
+        let r = fc.receive(0, flow, 4, (1, false, 0)).expect("room");
         let out = r.out_id.expect("an id on the fabric link");
         assert_eq!(fc.pinned(0, flow), Some(1), "queued: pinned");
         assert_eq!(
-            fc.receive(0, flow, 4, (2, true)),
+            fc.receive(0, flow, 4, (2, true, 0)),
             Err(FlowChannelError::Misrouted {
                 in_port: 0,
                 id: r.in_id,
@@ -998,7 +1074,7 @@ mod tests {
             })
         );
         assert_eq!(
-            fc.receive(0, flow, 4, (1, false)),
+            fc.receive(0, flow, 4, (1, false, 0)),
             Ok(Received { new: false, ..r }),
             "one id per flow"
         );
@@ -1034,7 +1110,7 @@ mod tests {
         fc.check().expect("invariants");
         // Released: the next packet may take another path (here, to a host).
         assert_eq!(fc.pinned(0, flow), None);
-        let r = fc.receive(0, flow, 1, (2, true)).expect("room");
+        let r = fc.receive(0, flow, 1, (2, true, 0)).expect("room");
         assert_eq!(r.out_id, None);
         let f = fc.forward((0, r.in_id), 1).expect("delivered");
         assert_eq!(
@@ -1055,14 +1131,14 @@ mod tests {
         let mut fc = FlowChannels::new(3, small());
         let ids: Vec<u16> = (0..4)
             .map(|k| {
-                fc.receive(0, Arrival::Edge(k), 1, (1, true))
+                fc.receive(0, Arrival::Edge(k), 1, (1, true, 0))
                     .expect("room")
                     .in_id
             })
             .collect();
         assert_eq!(ids, vec![0, 1, 2, 3]);
         assert_eq!(
-            fc.receive(0, Arrival::Edge(99), 1, (1, true)),
+            fc.receive(0, Arrival::Edge(99), 1, (1, true, 0)),
             Err(FlowChannelError::TableFull { port: 0, size: 4 })
         );
         fc.check().expect("a refused packet changes nothing");
@@ -1071,18 +1147,18 @@ mod tests {
             let f = fc.forward((0, id), 1).expect("delivered");
             assert!(f.ack.expect("acknowledged").released);
         }
-        let next = |fc: &mut FlowChannels, k| fc.receive(0, Arrival::Edge(k), 1, (1, true));
+        let next = |fc: &mut FlowChannels, k| fc.receive(0, Arrival::Edge(k), 1, (1, true, 0));
         assert_eq!(next(&mut fc, 100).map(|r| r.in_id), Ok(1), "lowest free id");
         assert_eq!(next(&mut fc, 101).map(|r| r.in_id), Ok(2));
         // A full output link refuses a new channel through it, and nothing changes.
         let mut fc = FlowChannels::new(3, small());
         for k in 0..4 {
-            fc.receive(0, Arrival::Edge(k), 1, (2, false))
+            fc.receive(0, Arrival::Edge(k), 1, (2, false, 0))
                 .expect("room");
         }
-        assert!(!fc.output_has_room(2));
+        assert!(!fc.output_has_room(2, 0));
         assert_eq!(
-            fc.receive(1, Arrival::Link(0), 1, (2, false)),
+            fc.receive(1, Arrival::Link(0), 1, (2, false, 0)),
             Err(FlowChannelError::TableFull { port: 2, size: 4 })
         );
         assert_eq!(fc.inputs_in_use(1), 0);
@@ -1090,11 +1166,49 @@ mod tests {
     }
 
     #[test]
+    fn a_reserved_class_keeps_one_id_of_every_output_link() {
+        // 3 ids per link; classes 4 and 5 keep one each (ids 2 and 1), one is shared.
+        let config = FlowChannelConfig {
+            table_size: 3,
+            reserved: (1 << 4) | (1 << 5),
+            ..small()
+        };
+        let mut fc = FlowChannels::new(6, config);
+        let out = |fc: &mut FlowChannels, input: u16, class: u8| {
+            fc.receive(input, Arrival::Link(0), 1, (5, false, class))
+                .map(|r| r.out_id.expect("to a switch"))
+        };
+        assert_eq!(
+            out(&mut fc, 0, 4),
+            Ok(0),
+            "the shared id first, whatever the class"
+        );
+        assert!(!fc.output_has_room(5, 3) && fc.output_has_room(5, 5));
+        assert!(matches!(
+            out(&mut fc, 1, 3),
+            Err(FlowChannelError::TableFull { port: 5, .. })
+        ));
+        assert_eq!(out(&mut fc, 1, 4), Ok(2), "class 4's own id");
+        assert_eq!(out(&mut fc, 2, 5), Ok(1), "class 5's own id");
+        assert!(out(&mut fc, 3, 4).is_err() && out(&mut fc, 3, 5).is_err());
+        fc.check().expect("consistent");
+        // Class 4's own id released goes back to class 4 only; the shared one to any.
+        fc.forward((1, 0), 1).expect("queued");
+        assert!(fc.ack(5, 2, 1).expect("in use").released);
+        assert!(out(&mut fc, 3, 3).is_err());
+        assert_eq!(out(&mut fc, 3, 4), Ok(2));
+        fc.forward((0, 0), 1).expect("queued");
+        assert!(fc.ack(5, 0, 1).expect("in use").released);
+        assert_eq!(out(&mut fc, 4, 3), Ok(0));
+        fc.check().expect("consistent");
+    }
+
+    #[test]
     fn a_refused_packet_names_what_it_waits_for() {
         // Port 0 from a host, port 1 from a switch, port 2 to a switch, port 3 to a host.
         let mut fc = FlowChannels::new(4, small());
         for k in 0..4 {
-            fc.receive(0, Arrival::Edge(k), 1, (2, false))
+            fc.receive(0, Arrival::Edge(k), 1, (2, false, 0))
                 .expect("room");
         }
         let outputs: Vec<(u16, (u16, u16))> = fc.output_channels(2).collect();
@@ -1105,28 +1219,28 @@ mod tests {
         assert_eq!(fc.input_ids(0).collect::<Vec<_>>(), [0, 1, 2, 3]);
         // The edge table is full; so is port 2's link; channel 0 of port 0 goes to 2.
         assert_eq!(
-            fc.blocker(0, Arrival::Edge(9), (3, true)),
+            fc.blocker(0, Arrival::Edge(9), (3, true, 0)),
             Some(Blocker::InputTable)
         );
         assert_eq!(
-            fc.blocker(1, Arrival::Link(2), (2, false)),
+            fc.blocker(1, Arrival::Link(2), (2, false, 0)),
             Some(Blocker::OutputTable)
         );
         assert_eq!(
-            fc.blocker(0, Arrival::Edge(0), (3, true)),
+            fc.blocker(0, Arrival::Edge(0), (3, true, 0)),
             Some(Blocker::Channel(0))
         );
         // What `receive` takes waits for nothing; a protocol error is no wait either.
-        assert_eq!(fc.blocker(0, Arrival::Edge(1), (2, false)), None);
-        assert_eq!(fc.blocker(1, Arrival::Link(2), (3, true)), None);
-        assert_eq!(fc.blocker(1, Arrival::Link(4_000), (3, true)), None);
+        assert_eq!(fc.blocker(0, Arrival::Edge(1), (2, false, 0)), None);
+        assert_eq!(fc.blocker(1, Arrival::Link(2), (3, true, 0)), None);
+        assert_eq!(fc.blocker(1, Arrival::Link(4_000), (3, true, 0)), None);
         // Each blocker is what `receive` refuses with.
         assert!(matches!(
-            fc.receive(1, Arrival::Link(2), 1, (2, false)),
+            fc.receive(1, Arrival::Link(2), 1, (2, false, 0)),
             Err(FlowChannelError::TableFull { port: 2, .. })
         ));
         assert!(matches!(
-            fc.receive(0, Arrival::Edge(0), 1, (3, true)),
+            fc.receive(0, Arrival::Edge(0), 1, (3, true, 0)),
             Err(FlowChannelError::Misrouted { id: 0, .. })
         ));
         fc.check().expect("nothing changed");
@@ -1137,14 +1251,16 @@ mod tests {
         // Switch A: host on port 0, link to B on port 1. Switch B: A on port 0, host on 1.
         let mut a = FlowChannels::new(2, small());
         let mut b = FlowChannels::new(2, small());
-        let r = a.receive(0, Arrival::Edge(7), 2, (1, false)).expect("room");
+        let r = a
+            .receive(0, Arrival::Edge(7), 2, (1, false, 0))
+            .expect("room");
         let on_link = a
             .forward((0, r.in_id), 2)
             .expect("sent")
             .out_id
             .expect("id");
         let rb = b
-            .receive(0, Arrival::Link(on_link), 2, (1, true))
+            .receive(0, Arrival::Link(on_link), 2, (1, true, 0))
             .expect("B creates it under A's id");
         assert_eq!(rb.in_id, on_link);
         let ack = b.forward((0, on_link), 2).expect("delivered").ack;
@@ -1174,7 +1290,7 @@ mod tests {
             })
         );
         assert_eq!(
-            b.receive(0, Arrival::Link(4), 1, (1, true)),
+            b.receive(0, Arrival::Link(4), 1, (1, true, 0)),
             Err(FlowChannelError::UnknownChannel { port: 0, id: 4 }),
             "an id beyond the table"
         );
@@ -1184,7 +1300,7 @@ mod tests {
     fn counters_never_overtake_each_other() {
         let mut fc = FlowChannels::new(2, small());
         let r = fc
-            .receive(0, Arrival::Edge(1), 2, (1, false))
+            .receive(0, Arrival::Edge(1), 2, (1, false, 0))
             .expect("room");
         assert!(matches!(
             fc.forward((0, r.in_id), 3),
@@ -1210,9 +1326,9 @@ mod tests {
     fn a_dropped_packet_is_acknowledged_upstream() {
         let mut fc = FlowChannels::new(2, small());
         let r = fc
-            .receive(0, Arrival::Link(3), 2, (1, false))
+            .receive(0, Arrival::Link(3), 2, (1, false, 0))
             .expect("room");
-        fc.receive(0, Arrival::Link(3), 1, (1, false))
+        fc.receive(0, Arrival::Link(3), 1, (1, false, 0))
             .expect("same channel");
         let out = fc
             .forward((0, r.in_id), 2)
@@ -1244,7 +1360,7 @@ mod tests {
                     0 => {
                         let arrival = Arrival::Edge(key);
                         let out = fc.pinned(input, arrival).unwrap_or(if units % 2 == 0 { 2 } else { 3 });
-                        match fc.receive(input, arrival, units, (out, out == 3)) {
+                        match fc.receive(input, arrival, units, (out, out == 3, 0)) {
                             Ok(r) => queued.entry((input, r.in_id)).or_default().push(units),
                             Err(FlowChannelError::TableFull { .. }) => {}
                             Err(e) => panic!("{e}"),
@@ -1292,9 +1408,9 @@ mod tests {
         let mut fc = FlowChannels::new(3, small());
         let flow = Arrival::Edge(7);
         // Five packets of 2 units (512 B) queued for the fabric link.
-        let r = fc.receive(0, flow, 2, (1, false)).expect("room");
+        let r = fc.receive(0, flow, 2, (1, false, 0)).expect("room");
         for _ in 0..4 {
-            fc.receive(0, flow, 2, (1, false)).expect("same channel");
+            fc.receive(0, flow, 2, (1, false, 0)).expect("same channel");
         }
         let ch = (0, r.in_id);
         let out = r.out_id.expect("a fabric link");

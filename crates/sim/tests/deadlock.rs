@@ -399,3 +399,52 @@ fn frames_waiting_for_each_others_flow_channels_are_a_deadlock() {
     assert_eq!(two.stop_reason, Some(StopReason::AllFlowsDone));
     assert!(two.deadlock.is_none());
 }
+
+/// With classes per hop each class frames rise to between switches keeps one flow id of
+/// every link. On the ring with two flows per host (four channels per ring link) and two
+/// ids per link, the first hops' channels take both ids and the second hops' frames wait
+/// for them in a cycle; with `class_per_hop` the second hop's class 4 keeps one id, its
+/// frames wait only for channels of class 4, which only deliver: every flow finishes, on
+/// one thread and on three. One id per link leaves none to share: refused.
+#[test]
+fn a_class_per_hop_keeps_flow_ids_for_the_higher_classes() {
+    let mut cfg = channel_ring(2);
+    let more: Vec<FlowSpec> = cfg
+        .flows
+        .iter()
+        .map(|f| FlowSpec {
+            dport: f.dport + 50,
+            ..f.clone()
+        })
+        .collect();
+    cfg.flows.extend(more);
+    cfg.switch.lossless = (1 << 3) | (1 << 4);
+    cfg.host.ack_prio = 5;
+    cfg.host.ack_pause_class = 5;
+    let locked = run(cfg.clone(), 1);
+    assert!(
+        the_cycle(&locked)
+            .to_string()
+            .starts_with("flow-channel deadlock"),
+        "{:?}",
+        locked.deadlock
+    );
+    cfg.fabric.class_per_hop = true;
+    let r = run(cfg.clone(), 1);
+    assert_eq!(r.stop_reason, Some(StopReason::AllFlowsDone));
+    let c = r.channels.as_ref().expect("flow channels");
+    assert!(c.waits > 0, "the tables were full at times");
+    assert_eq!(run(cfg.clone(), 3).flows, r.flows, "3 threads");
+    cfg.fabric.flow_channels = Some(headroom_sim::config::FlowChannelParams {
+        table_size: 1,
+        ..Default::default()
+    });
+    let refused = Partitioned::new(cfg, 1)
+        .err()
+        .expect("no shared id")
+        .to_string();
+    assert!(
+        refused.contains("fabric.flow_channels.table_size") && refused.contains("at least 2"),
+        "{refused}"
+    );
+}

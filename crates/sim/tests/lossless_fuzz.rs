@@ -575,6 +575,13 @@ fn case(seed: u64) -> Case {
                 cfg.host.ack_prio = vls - 1 - rise;
             }
             cfg.host.ack_pause_class = cfg.host.ack_prio;
+            // On flow channels each class data frames rise to keeps one id of every link,
+            // and one more must be shared: at most `rise` classes per distinct priority.
+            if let Some(p) = cfg.fabric.flow_channels.as_mut() {
+                let prios: std::collections::BTreeSet<u8> =
+                    cfg.flows.iter().map(|f| f.prio).collect();
+                p.table_size = p.table_size.max(1 + u16::from(rise) * prios.len() as u16);
+            }
             per_hop = format!("; class per hop (up to +{rise})");
         }
     }

@@ -230,6 +230,8 @@ impl FlowChannelParams {
         FlowChannelConfig {
             table_size: self.table_size,
             unit: self.unit,
+            // Set by the run's builder, which knows the classes frames rise to.
+            reserved: 0,
         }
     }
 

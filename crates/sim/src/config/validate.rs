@@ -200,6 +200,51 @@ impl SimConfig {
         Ok(())
     }
 
+    /// The classes that keep one flow id of every link for themselves on a flow-channel
+    /// fabric with `fabric.class_per_hop`, on routes of up to `max_hops` switch-to-switch
+    /// hops: every class a data frame rises to after its first such hop (a bit per class;
+    /// 0 without flow channels or classes per hop). A channel waiting for an id then waits
+    /// only for channels of a higher class, so full tables cannot lock up in a cycle.
+    /// Every link needs one shared id more: a smaller `table_size` is an error.
+    pub(crate) fn channel_reserved_classes(&self, max_hops: u32) -> Result<u8, ConfigError> {
+        let Some(params) = self.fabric.flow_channels else {
+            return Ok(0);
+        };
+        if !self.fabric.class_per_hop || max_hops <= 1 {
+            return Ok(0);
+        }
+        let rise = u8::try_from(max_hops - 1).unwrap_or(u8::MAX);
+        let mut mask = 0u8;
+        let prios: std::collections::BTreeSet<u8> = self.flows.iter().map(|f| f.prio).collect();
+        for l in 0..self.topology.links.len().max(1) {
+            let (kind, table) = (self.fabric.link_kind(l), self.fabric.sl_to_vl(l));
+            let top = match kind {
+                FlowControlKind::Credit => self.fabric.credit.vls - 1,
+                FlowControlKind::Pfc => 7,
+            };
+            for &sl in &prios {
+                let base = table[usize::from(sl)];
+                for c in base.saturating_add(1)..=base.saturating_add(rise).min(top) {
+                    mask |= 1 << c;
+                }
+            }
+        }
+        let reserved = mask.count_ones() as u16;
+        if params.table_size <= reserved {
+            return Err(ConfigError::Parameter {
+                field: "fabric.flow_channels.table_size",
+                reason: format!(
+                    "with fabric.class_per_hop each of the {reserved} classes data frames rise \
+                     to between switches keeps one flow id of every link, and at least one \
+                     more is shared: {} is too few (at least {})",
+                    params.table_size,
+                    reserved + 1
+                ),
+            });
+        }
+        Ok(mask)
+    }
+
     /// With `fabric.class_per_hop`, on routes of up to `max_hops` switch-to-switch hops:
     /// every class a frame can rise to exists (a VL on credit links, a priority on PFC
     /// links), and on PFC links it is lossless exactly when the frame's own class is.

@@ -123,8 +123,9 @@ pub(crate) struct StallView {
     /// `(global ingress port, priority) → global egress ports` of a switch where packets
     /// that arrived on that ingress port with that priority wait.
     holds: BTreeMap<(u32, u8), BTreeSet<u32>>,
-    /// Stalled flow-channel waits by the global input port the frames wait on.
-    waits: BTreeMap<u32, ChannelWait>,
+    /// Stalled flow-channel waits by the global input port the frames wait on and the
+    /// class they arrived in (their lane there; with one lane, any of theirs).
+    waits: BTreeMap<WaitKey, ChannelWait>,
     /// Every channel's output entry (global output port, id on its link) → its input entry
     /// (global input port, id) at the same switch; gathered by [`Simulation::channel_links`]
     /// once some wait is stalled.
@@ -133,6 +134,9 @@ pub(crate) struct StallView {
 
 /// A flow channel's entry in a switch's table, by the table's global port and the id.
 type ChannelKey = (u32, u16);
+
+/// Frames waiting for a flow channel: the global input port and their class on arrival.
+type WaitKey = (u32, u8);
 
 /// Frames waiting for a flow channel on one input port, as its part sees them.
 #[derive(Debug)]
@@ -240,19 +244,20 @@ impl Simulation {
             }
             let table = &fc.tables[s];
             let first = sw.ports().start;
-            for gp in sw.ports() {
-                let Some((pkt, out_local, since)) = fc.waiting_head(gp) else {
-                    continue;
-                };
+            for ((pkt, out_local, since), frames) in sw.ports().flat_map(|gp| fc.waiting_heads(gp))
+            {
                 if since > limit {
                     continue;
                 }
-                let port = &self.ports[gp as usize];
                 let pk = self.arena.get(pkt);
+                let gp = first + u32::from(pk.in_port);
+                let port = &self.ports[gp as usize];
                 let out = first + u32::from(out_local);
                 let to_host = !self.ports[out as usize].peer_is_switch;
                 let arrival = fc.arrival(port.peer_is_switch, pk);
-                let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host)) else {
+                let class = self.egress_class((gp, out), pk);
+                let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host, class))
+                else {
                     continue;
                 };
                 let (needs, on): (Vec<ChannelKey>, u16) = match blocker {
@@ -277,7 +282,7 @@ impl Simulation {
                 let on_gp = first + u32::from(on);
                 let mut bytes = 0u32;
                 let mut holds = BTreeSet::new();
-                for w in fc.waiting_on(gp) {
+                for w in frames {
                     let p = self.arena.get(w);
                     bytes = bytes.saturating_add(p.size);
                     if port.peer_is_switch {
@@ -287,7 +292,7 @@ impl Simulation {
                 let queue = StalledQueue {
                     node: sw.node,
                     port: on,
-                    prio: self.egress_class((gp, out), pk),
+                    prio: class,
                     peer: self.ports[self.ports[on_gp as usize].peer as usize].node,
                     bytes,
                     paused_since: since,
@@ -295,7 +300,7 @@ impl Simulation {
                     waiting_on: Some(port.local),
                 };
                 view.waits.insert(
-                    gp,
+                    (gp, pk.prio),
                     ChannelWait {
                         queue,
                         needs,
@@ -348,15 +353,15 @@ pub(crate) fn find_channel_deadlock(
 ) -> Option<Deadlock> {
     // Which stalled waits block each channel (by its input entry): every channel upstream
     // of a waiting frame, hop by hop back to the ingress edge.
-    let mut blocked_by: BTreeMap<ChannelKey, BTreeSet<u32>> = BTreeMap::new();
-    for (&gp, wait) in &view.waits {
+    let mut blocked_by: BTreeMap<ChannelKey, BTreeSet<WaitKey>> = BTreeMap::new();
+    for (&waiting, wait) in &view.waits {
         for &held in &wait.holds {
             let mut out = Some(held);
-            while let Some(key) = out {
-                let Some(&input) = view.links.get(&key) else {
+            while let Some(entry) = out {
+                let Some(&input) = view.links.get(&entry) else {
                     break;
                 };
-                if !blocked_by.entry(input).or_default().insert(gp) {
+                if !blocked_by.entry(input).or_default().insert(waiting) {
                     break; // Already walked from here for this wait.
                 }
                 out = switch_peer(input.0).map(|up| (up, input.1));
@@ -364,13 +369,13 @@ pub(crate) fn find_channel_deadlock(
         }
     }
     // Remove waits with a channel that no remaining wait blocks, until none is left.
-    let mut stuck: BTreeSet<u32> = view.waits.keys().copied().collect();
+    let mut stuck: BTreeSet<WaitKey> = view.waits.keys().copied().collect();
     loop {
-        let free: Vec<u32> = stuck
+        let free: Vec<WaitKey> = stuck
             .iter()
             .copied()
-            .filter(|gp| {
-                let needs = &view.waits[gp].needs;
+            .filter(|key| {
+                let needs = &view.waits[key].needs;
                 needs.is_empty()
                     || needs.iter().any(|n| {
                         blocked_by
@@ -382,16 +387,16 @@ pub(crate) fn find_channel_deadlock(
         if free.is_empty() {
             break;
         }
-        for gp in free {
-            stuck.remove(&gp);
+        for key in free {
+            stuck.remove(&key);
         }
     }
-    let keys: Vec<u32> = stuck.iter().copied().collect();
-    let index: BTreeMap<u32, usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let keys: Vec<WaitKey> = stuck.iter().copied().collect();
+    let index: BTreeMap<WaitKey, usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
     let edges: Vec<Vec<usize>> = keys
         .iter()
-        .map(|gp| {
-            let next: BTreeSet<usize> = view.waits[gp]
+        .map(|key| {
+            let next: BTreeSet<usize> = view.waits[key]
                 .needs
                 .iter()
                 .filter_map(|n| blocked_by.get(n))
@@ -582,9 +587,9 @@ mod tests {
         view.links.insert((1, 0), (6, 0));
         view.links.insert((3, 0), (7, 0));
         view.links.insert((5, 0), (8, 0));
-        view.waits.insert(0, wait(10, &[(6, 0)], &[(5, 0)]));
-        view.waits.insert(2, wait(11, &[(7, 0)], &[(1, 0)]));
-        view.waits.insert(4, wait(12, &[(8, 0)], &[(3, 0)]));
+        view.waits.insert((0, 3), wait(10, &[(6, 0)], &[(5, 0)]));
+        view.waits.insert((2, 3), wait(11, &[(7, 0)], &[(1, 0)]));
+        view.waits.insert((4, 3), wait(12, &[(8, 0)], &[(3, 0)]));
         let d = find_channel_deadlock(&view, Time::from_ms(2), switch_peer).expect("deadlock");
         let nodes: Vec<u32> = d.cycle.iter().map(|q| q.node).collect();
         assert_eq!(
@@ -602,7 +607,7 @@ mod tests {
         freed.links.insert((1, 1), (6, 1));
         freed
             .waits
-            .insert(0, wait(10, &[(6, 0), (6, 1)], &[(5, 0)]));
+            .insert((0, 3), wait(10, &[(6, 0), (6, 1)], &[(5, 0)]));
         assert_eq!(
             find_channel_deadlock(&freed, Time::from_ms(2), switch_peer),
             None
@@ -628,12 +633,12 @@ mod tests {
         view.links.insert((1, 2), (0, 1));
         view.links.insert((3, 5), (2, 2));
         view.links.insert((5, 0), (6, 0));
-        view.waits.insert(4, wait(12, &[(6, 0)], &[(3, 5)]));
-        view.waits.insert(7, wait(10, &[(0, 1)], &[(5, 0)]));
+        view.waits.insert((4, 3), wait(12, &[(6, 0)], &[(3, 5)]));
+        view.waits.insert((7, 3), wait(10, &[(0, 1)], &[(5, 0)]));
         let d = find_channel_deadlock(&view, Time::ZERO, switch_peer).expect("deadlock");
         assert_eq!(d.cycle.iter().map(|q| q.node).collect::<Vec<_>>(), [12, 10]);
         // Without k's frames waiting at Z, X's wait for k is a chain's end.
-        view.waits.remove(&4);
+        view.waits.remove(&(4, 3));
         assert_eq!(find_channel_deadlock(&view, Time::ZERO, switch_peer), None);
     }
 

@@ -11,7 +11,10 @@
 //!   backs up the link feeding it and in the end pauses it. Waiting frames are retried,
 //!   in order, when a channel of the switch is released. Frames waiting for channels
 //!   held by each other (full tables on a cycle of links) never are: deadlock detection
-//!   names them (`deadlock`).
+//!   names them (`deadlock`). With classes per hop, frames wait in one lane per class
+//!   they arrived in, and each class data frames rise to keeps one id of every output
+//!   link (`SimConfig::channel_reserved_classes`): a frame then waits only for channels
+//!   of a higher class, which cannot close a cycle.
 //! - When a frame leaves an egress queue its channel counts it; one leaving towards a host
 //!   is delivered and acknowledged at once. An ACK goes to the input port its channel came
 //!   in on: from a host it is home (the ingress edge); from a switch it joins the ACKs
@@ -55,10 +58,12 @@ use crate::results::{ChannelStats, RerouteStats};
 use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::endpoint_congestion::{EgressMonitor, Watermarks};
+use headroom_mech::flow_channel::FlowChannelConfig;
 use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
 use headroom_mech::units::Time;
+use headroom_mech::PRIORITIES;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -101,11 +106,15 @@ pub(super) struct ChannelFabric {
     /// Per global port: the ACKs of the ACK frames on their way to it, oldest first (each
     /// frame carries how many are its own).
     pub(super) wire: Vec<VecDeque<AckEntry>>,
-    /// Per global port: frames arrived there waiting for a channel, with the local egress
-    /// port the MMU admitted them for.
+    /// Per global port and lane: frames arrived there waiting for a channel, with the
+    /// local egress port the MMU admitted them for. One lane per port, or with classes per
+    /// hop one per class the frames arrived in, so that frames of a class wait only behind
+    /// frames of theirs.
     waiting: Vec<VecDeque<(u32, u16)>>,
-    /// Per global port: since when the first of its waiting frames has been first.
+    /// Per global port and lane: since when its first waiting frame has been first.
     waiting_since: Vec<Time>,
+    /// Lanes per port: 1, or `PRIORITIES` with classes per hop.
+    lanes: u32,
     /// Per switch: frames waiting on its ports.
     waiting_at: Vec<u32>,
     /// Channels in use, all switches.
@@ -167,23 +176,35 @@ impl ChannelFabric {
 
     /// The layer for `switches` switches of `ports_of[s]` ports each, `ports` ports in all,
     /// whose largest data frame takes `frame_bytes` on the wire.
+    /// The fabric of switches with `ports_of` ports each (`ports` in all, hosts' too);
+    /// `reserved`: the classes that keep an id of every link
+    /// ([`FlowChannelConfig::reserved`]), and with classes per hop (`per_hop`) frames
+    /// wait for channels in one lane per class.
     pub(super) fn new(
         params: FlowChannelParams,
-        ports_of: &[usize],
-        ports: usize,
+        (ports_of, ports): (&[usize], usize),
         frame_bytes: u64,
+        (per_hop, reserved): (bool, u8),
     ) -> Self {
+        let lanes = if per_hop { PRIORITIES as u32 } else { 1 };
         ChannelFabric {
             params,
             tables: ports_of
                 .iter()
-                .map(|&n| FlowChannels::new(n, params.tables()))
+                .map(|&n| {
+                    let config = FlowChannelConfig {
+                        reserved,
+                        ..params.tables()
+                    };
+                    FlowChannels::new(n, config)
+                })
                 .collect(),
             occupancy: vec![Occupancy::default(); ports_of.len()],
             pending: vec![PendingAcks::default(); ports],
             wire: vec![VecDeque::new(); ports],
-            waiting: vec![VecDeque::new(); ports],
-            waiting_since: vec![Time::ZERO; ports],
+            waiting: vec![VecDeque::new(); ports * lanes as usize],
+            waiting_since: vec![Time::ZERO; ports * lanes as usize],
+            lanes,
             waiting_at: vec![0; ports_of.len()],
             in_use: 0,
             draining: false,
@@ -245,16 +266,39 @@ impl ChannelFabric {
         }
     }
 
-    /// The frames waiting for a channel on global port `gp`.
-    pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
-        self.waiting[gp as usize].iter().map(|&(pkt, _)| pkt)
+    /// The waiting lanes of global port `gp` (indices into `waiting`).
+    fn lanes_of(&self, gp: u32) -> std::ops::Range<usize> {
+        let first = gp as usize * self.lanes as usize;
+        first..first + self.lanes as usize
     }
 
-    /// The first frame waiting for a channel on global port `gp`, the local egress port
-    /// it is for, and since when it has been first.
-    pub(super) fn waiting_head(&self, gp: u32) -> Option<(u32, u16, Time)> {
-        let &(pkt, out_local) = self.waiting[gp as usize].front()?;
-        Some((pkt, out_local, self.waiting_since[gp as usize]))
+    /// The waiting lane of global port `gp` for a frame that arrived in `class`.
+    fn lane(&self, gp: u32, class: u8) -> usize {
+        let lane = if self.lanes > 1 {
+            usize::from(class)
+        } else {
+            0
+        };
+        gp as usize * self.lanes as usize + lane
+    }
+
+    /// The frames waiting for a channel on global port `gp`.
+    pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
+        self.lanes_of(gp)
+            .flat_map(|l| self.waiting[l].iter().map(|&(pkt, _)| pkt))
+    }
+
+    /// Per waiting lane of global port `gp` with frames: its first frame, the local egress
+    /// port it is for, since when it has been first, and the lane's frames.
+    pub(super) fn waiting_heads(
+        &self,
+        gp: u32,
+    ) -> impl Iterator<Item = ((u32, u16, Time), impl Iterator<Item = u32> + '_)> + '_ {
+        self.lanes_of(gp).filter_map(|l| {
+            let &(pkt, out_local) = self.waiting[l].front()?;
+            let frames = self.waiting[l].iter().map(|&(pkt, _)| pkt);
+            Some(((pkt, out_local, self.waiting_since[l]), frames))
+        })
     }
 }
 
@@ -343,9 +387,12 @@ impl Simulation {
         let table = &fc.tables[s as usize];
         let load = |out: u16| {
             let gp = first + u32::from(out);
-            let room = !self.ports[gp as usize].peer_is_switch || table.output_has_room(out);
-            let q = usize::from(self.egress_class((port, gp), pk));
-            (!room, self.ports[gp as usize].queues[q].bytes)
+            let class = self.egress_class((port, gp), pk);
+            let room = !self.ports[gp as usize].peer_is_switch || table.output_has_room(out, class);
+            (
+                !room,
+                self.ports[gp as usize].queues[usize::from(class)].bytes,
+            )
         };
         (0..hops.len())
             .map(|k| hops[(start + k) % hops.len()])
@@ -361,8 +408,10 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref() else {
             return true;
         };
-        // Behind a waiting frame, every frame of the port waits (in order).
-        let behind = !fc.waiting[port as usize].is_empty();
+        // Behind a waiting frame, every frame of the port (of its class, with classes per
+        // hop) waits, in order.
+        let lane = fc.lane(port, self.arena.get(pkt).prio);
+        let behind = !fc.waiting[lane].is_empty();
         if behind || self.channel_receive(s, port, out_local, pkt).is_err() {
             self.channel_wait(s, port, out_local, pkt);
             return false;
@@ -374,10 +423,11 @@ impl Simulation {
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
-        if fc.waiting[port as usize].is_empty() {
-            fc.waiting_since[port as usize] = self.now;
+        let lane = fc.lane(port, self.arena.get(pkt).prio);
+        if fc.waiting[lane].is_empty() {
+            fc.waiting_since[lane] = self.now;
         }
-        fc.waiting[port as usize].push_back((pkt, out_local));
+        fc.waiting[lane].push_back((pkt, out_local));
         fc.waiting_at[s as usize] += 1;
         fc.stats.waits += 1;
     }
@@ -391,6 +441,7 @@ impl Simulation {
         let from_switch = self.ports[port as usize].peer_is_switch;
         let out = self.switches[s as usize].port(out_local);
         let to_host = !self.ports[out as usize].peer_is_switch;
+        let class = self.egress_class((port, out), &pk);
         let Some(fc) = self.channels.as_deref_mut() else {
             return Ok(());
         };
@@ -399,7 +450,7 @@ impl Simulation {
         let arrival = fc.arrival(from_switch, &pk);
         let table = &mut fc.tables[s as usize];
         let units = table.units(u64::from(pk.size));
-        match table.receive(in_local, arrival, units, (out_local, to_host)) {
+        match table.receive(in_local, arrival, units, (out_local, to_host, class)) {
             Ok(r) => {
                 if r.new {
                     fc.occupancy[s as usize].change(now, true);
@@ -418,7 +469,6 @@ impl Simulation {
                     self.hop_arrived(s, port, r.in_id);
                 }
                 if watched {
-                    let class = self.egress_class((port, out), &pk);
                     self.reroute_check(s, (in_local, r.in_id), (out, class), (pk.size, pk.dst));
                 }
                 Ok(())
@@ -791,33 +841,43 @@ impl Simulation {
     /// Channels of switch `s` were released: its waiting frames get theirs, in order, as
     /// far as they can.
     fn retry_waiting(&mut self, s: u32) {
+        let Some(lanes) = self.channels.as_deref().map(|fc| fc.lanes as usize) else {
+            return;
+        };
         for gp in self.switches[s as usize].ports() {
-            loop {
-                let Some(fc) = self.channels.as_deref() else {
-                    return;
-                };
-                let Some(&(pkt, out_local)) = fc.waiting[gp as usize].front() else {
-                    break;
-                };
-                if self.channel_receive(s, gp, out_local, pkt).is_err() {
-                    break;
-                }
-                if let Some(fc) = self.channels.as_deref_mut() {
-                    fc.waiting[gp as usize].pop_front();
-                    fc.waiting_since[gp as usize] = self.now;
-                    fc.waiting_at[s as usize] -= 1;
-                }
-                let out = self.switches[s as usize].port(out_local);
-                let class = self.egress_class((gp, out), self.arena.get(pkt));
-                self.enqueue_egress(s, (gp, out), (class, pkt));
-                let ready = self.arena.get(pkt).ready_at;
-                if ready <= self.now {
-                    // Not `try_send`: a release may come while `out` hands a frame over.
-                    self.schedule_wake(out, self.now);
-                } else {
-                    let free = self.ports[out as usize].busy_until;
-                    self.schedule_wake(out, ready.max(free));
-                }
+            for lane in gp as usize * lanes..(gp as usize + 1) * lanes {
+                self.retry_lane(s, gp, lane);
+            }
+        }
+    }
+
+    /// [`Simulation::retry_waiting`] for the frames waiting in `lane` of global port `gp`.
+    fn retry_lane(&mut self, s: u32, gp: u32, lane: usize) {
+        loop {
+            let Some(fc) = self.channels.as_deref() else {
+                return;
+            };
+            let Some(&(pkt, out_local)) = fc.waiting[lane].front() else {
+                break;
+            };
+            if self.channel_receive(s, gp, out_local, pkt).is_err() {
+                break;
+            }
+            if let Some(fc) = self.channels.as_deref_mut() {
+                fc.waiting[lane].pop_front();
+                fc.waiting_since[lane] = self.now;
+                fc.waiting_at[s as usize] -= 1;
+            }
+            let out = self.switches[s as usize].port(out_local);
+            let class = self.egress_class((gp, out), self.arena.get(pkt));
+            self.enqueue_egress(s, (gp, out), (class, pkt));
+            let ready = self.arena.get(pkt).ready_at;
+            if ready <= self.now {
+                // Not `try_send`: a release may come while `out` hands a frame over.
+                self.schedule_wake(out, self.now);
+            } else {
+                let free = self.ports[out as usize].busy_until;
+                self.schedule_wake(out, ready.max(free));
             }
         }
     }

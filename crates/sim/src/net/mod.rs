@@ -209,7 +209,9 @@ impl Simulation {
             .fabric
             .flow_channels
             .is_some_and(|p| p.routing.nonminimal());
-        cfg.validate_class_per_hop(routes.max_switch_hops() * if nonminimal { 2 } else { 1 })?;
+        let max_hops = routes.max_switch_hops() * if nonminimal { 2 } else { 1 };
+        cfg.validate_class_per_hop(max_hops)?;
+        let reserved = cfg.channel_reserved_classes(max_hops)?;
         let topo = &cfg.topology;
         let adj = routing::adjacency(topo);
         // Each link's local port at either end, so a port finds its peer without searching
@@ -460,8 +462,13 @@ impl Simulation {
         if let Some(params) = sim.cfg.fabric.flow_channels {
             let ports_of: Vec<usize> = sim.switches.iter().map(|s| s.ports().len()).collect();
             let frame_bytes = sim.cfg.host.largest_data_frame() + sim.cfg.link.frame_overhead;
-            let mut fc =
-                flow_channel::ChannelFabric::new(params, &ports_of, sim.ports.len(), frame_bytes);
+            let per_hop = sim.cfg.fabric.class_per_hop;
+            let mut fc = flow_channel::ChannelFabric::new(
+                params,
+                (&ports_of, sim.ports.len()),
+                frame_bytes,
+                (per_hop, reserved),
+            );
             if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
                 let from_host: Vec<bool> = sim
                     .ports

@@ -167,7 +167,10 @@ impl Simulation {
         let mut fits = |out: u16| {
             let gp = first + u32::from(out);
             let to_switch = self.ports[gp as usize].peer_is_switch;
-            if out == follow || (to_switch && !table.output_has_room(out)) {
+            let class = head.map_or(self.vl_of(gp, 0), |(from, pk)| {
+                self.egress_class((from, gp), &pk)
+            });
+            if out == follow || (to_switch && !table.output_has_room(out, class)) {
                 return false;
             }
             if own {
@@ -308,20 +311,22 @@ impl Simulation {
                 .waiting(&self.arena, old, q)
                 .find(|&pkt| mine(self.arena.get(pkt)))
         });
+        let first = old - u32::from(old_local);
+        // The new output and the class the flow's frames would leave by it in.
         let target = head.filter(|_| !waiting).and_then(|pkt| {
             let pk = *self.arena.get(pkt);
-            self.reroute_target(s, old_local, (dst, overload), Some((gp_in, pk)))
+            let out = self.reroute_target(s, old_local, (dst, overload), Some((gp_in, pk)))?;
+            Some((out, self.egress_class((gp_in, first + u32::from(out)), &pk)))
         });
-        let first = old - u32::from(old_local);
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
         fc.reroute_holds.remove(&(s, in_local, id));
         let table = &mut fc.tables[s as usize];
         let moved_to = match target {
-            Some(new_local) => {
+            Some((new_local, class)) => {
                 let to_host = !self.ports[(first + u32::from(new_local)) as usize].peer_is_switch;
-                match table.reroute((in_local, id), (new_local, to_host)) {
+                match table.reroute((in_local, id), (new_local, to_host, class)) {
                     Ok(_) => Some(new_local),
                     Err(FlowChannelError::TableFull { .. }) => None,
                     Err(e) => return fc.fault("reroute", e),
@@ -330,7 +335,8 @@ impl Simulation {
             None => None,
         };
         let Some(new_local) = moved_to else {
-            if let Err(e) = table.reroute((in_local, id), (old_local, false)) {
+            // Back to its own output: no id is taken, whatever the class.
+            if let Err(e) = table.reroute((in_local, id), (old_local, false, 0)) {
                 fc.fault("reroute", e);
             }
             fc.reroutes.kept += 1;
