@@ -34,8 +34,9 @@
 //! frames in paused queues count as free, so a deadlock through both tables and PAUSEs can
 //! be missed, never invented.
 
+use super::switch::Switch;
 use super::Simulation;
-use headroom_mech::flow_channel::Blocker;
+use headroom_mech::flow_channel::{Blocker, FlowChannels};
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
 use serde::Serialize;
@@ -232,17 +233,22 @@ impl Simulation {
         view
     }
 
+    /// This part's switches with their flow-channel tables (none without flow channels).
+    fn own_channel_tables(&self) -> impl Iterator<Item = (&Switch, &FlowChannels)> + '_ {
+        let tables = self.channels.as_deref().map(|fc| fc.tables.iter());
+        self.switches
+            .iter()
+            .zip(tables.into_iter().flatten())
+            .filter(|(sw, _)| self.mine(sw.node))
+    }
+
     /// Adds to `view` this part's ports whose frames have waited for a flow channel since
     /// `limit` or earlier, and still wait for one.
     fn channel_waits_into(&self, view: &mut StallView, limit: Time) {
         let Some(fc) = self.channels.as_deref() else {
             return;
         };
-        for (s, sw) in self.switches.iter().enumerate() {
-            if !self.mine(sw.node) {
-                continue;
-            }
-            let table = &fc.tables[s];
+        for (sw, table) in self.own_channel_tables() {
             let first = sw.ports().start;
             for ((pkt, out_local, since), frames) in sw.ports().flat_map(|gp| fc.waiting_heads(gp))
             {
@@ -313,14 +319,7 @@ impl Simulation {
 
     /// Adds to `view` the channels of this part's switches: output entry → input entry.
     pub(crate) fn channel_links(&self, view: &mut StallView) {
-        let Some(fc) = self.channels.as_deref() else {
-            return;
-        };
-        for (s, sw) in self.switches.iter().enumerate() {
-            if !self.mine(sw.node) {
-                continue;
-            }
-            let table = &fc.tables[s];
+        for (sw, table) in self.own_channel_tables() {
             let first = sw.ports().start;
             for out in sw.ports() {
                 let local = self.ports[out as usize].local;
