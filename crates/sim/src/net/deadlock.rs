@@ -405,14 +405,7 @@ pub(crate) fn find_channel_deadlock(
             next.into_iter().collect()
         })
         .collect();
-    let cycle = first_cycle(&edges)?;
-    Some(Deadlock {
-        detected_at: now,
-        cycle: cycle
-            .into_iter()
-            .map(|i| view.waits[&keys[i]].queue.clone())
-            .collect(),
-    })
+    cycle_deadlock(&edges, now, |i| view.waits[&keys[i]].queue.clone())
 }
 
 /// The deadlock in the merged `view` at `now`, if its stalled queues form a cycle;
@@ -456,13 +449,20 @@ pub(crate) fn find_deadlock(
             next
         })
         .collect();
-    let cycle = first_cycle(&edges)?;
+    cycle_deadlock(&edges, now, |i| view.stalled[&keys[i]].0.clone())
+}
+
+/// The deadlock at `now` of the first cycle in the graph `edges` ([`first_cycle`]), vertex
+/// `i` reported as `queue(i)`.
+fn cycle_deadlock(
+    edges: &[Vec<usize>],
+    now: Time,
+    queue: impl Fn(usize) -> StalledQueue,
+) -> Option<Deadlock> {
+    let cycle = first_cycle(edges)?;
     Some(Deadlock {
         detected_at: now,
-        cycle: cycle
-            .into_iter()
-            .map(|i| view.stalled[&keys[i]].0.clone())
-            .collect(),
+        cycle: cycle.into_iter().map(queue).collect(),
     })
 }
 
