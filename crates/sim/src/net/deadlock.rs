@@ -250,8 +250,7 @@ impl Simulation {
         };
         for (sw, table) in self.own_channel_tables() {
             let first = sw.ports().start;
-            for ((pkt, out_local, since), frames) in sw.ports().flat_map(|gp| fc.waiting_heads(gp))
-            {
+            for ((pkt, out_local, since), frames) in sw.ports().flat_map(|gp| fc.waits.heads(gp)) {
                 if since > limit {
                     continue;
                 }

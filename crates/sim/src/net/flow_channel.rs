@@ -6,15 +6,9 @@
 //!   comes from a host, else the id its upstream switch gave it on the link. A channel
 //!   with packets here or in flight pins the frame to its path; a new one is routed by
 //!   load (or by hash), then admitted by the MMU as any frame is. A frame for which no
-//!   channel can be made (a full table) waits in its input port's queue, holding its
-//!   buffer, and every frame arriving behind it on that port waits too: a full table
-//!   backs up the link feeding it and in the end pauses it. Waiting frames are retried,
-//!   in order, when a channel of the switch is released. Frames waiting for channels
-//!   held by each other (full tables on a cycle of links) never are: deadlock detection
-//!   names them (`deadlock`). With classes per hop, frames wait in one lane per class
-//!   they arrived in, and each class data frames rise to keeps one id of every output
-//!   link (`SimConfig::channel_reserved_classes`): a frame then waits only for channels
-//!   of a higher class, which cannot close a cycle.
+//!   channel can be made (a full table) waits on its input port with the frames behind
+//!   it (`channel_wait`): a full table backs up the link feeding it and in the end pauses
+//!   it.
 //! - When a frame leaves an egress queue its channel counts it; one leaving towards a host
 //!   is delivered and acknowledged at once. An ACK goes to the input port its channel came
 //!   in on: from a host it is home (the ingress edge); from a switch it joins the ACKs
@@ -45,6 +39,7 @@
 //! let it go), or waits out a release delay, or is held for a reroute with a frame staged.
 
 use super::ack_frames::{AckEntry, PendingAcks};
+use super::channel_wait::ChannelWaits;
 use super::fgfc::FgfcEdges;
 use super::hop_credit::HopCredits;
 use super::injection::EdgeInjection;
@@ -63,7 +58,6 @@ use headroom_mech::flow_channel::{
     AckSignal, AckUpstream, Arrival, FlowChannelError, FlowChannels,
 };
 use headroom_mech::units::Time;
-use headroom_mech::PRIORITIES;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -106,17 +100,8 @@ pub(super) struct ChannelFabric {
     /// Per global port: the ACKs of the ACK frames on their way to it, oldest first (each
     /// frame carries how many are its own).
     pub(super) wire: Vec<VecDeque<AckEntry>>,
-    /// Per global port and lane: frames arrived there waiting for a channel, with the
-    /// local egress port the MMU admitted them for. One lane per port, or with classes per
-    /// hop one per class the frames arrived in, so that frames of a class wait only behind
-    /// frames of theirs.
-    waiting: Vec<VecDeque<(u32, u16)>>,
-    /// Per global port and lane: since when its first waiting frame has been first.
-    waiting_since: Vec<Time>,
-    /// Lanes per port: 1, or `PRIORITIES` with classes per hop.
-    lanes: u32,
-    /// Per switch: frames waiting on its ports.
-    waiting_at: Vec<u32>,
+    /// Frames waiting for a channel.
+    pub(super) waits: ChannelWaits,
     /// Channels in use, all switches.
     in_use: u64,
     /// The flows are all done: the run ends when the last channel is released.
@@ -186,7 +171,6 @@ impl ChannelFabric {
         frame_bytes: u64,
         (per_hop, reserved): (bool, u8),
     ) -> Self {
-        let lanes = if per_hop { PRIORITIES as u32 } else { 1 };
         ChannelFabric {
             params,
             tables: ports_of
@@ -202,10 +186,7 @@ impl ChannelFabric {
             occupancy: vec![Occupancy::default(); ports_of.len()],
             pending: vec![PendingAcks::default(); ports],
             wire: vec![VecDeque::new(); ports],
-            waiting: vec![VecDeque::new(); ports * lanes as usize],
-            waiting_since: vec![Time::ZERO; ports * lanes as usize],
-            lanes,
-            waiting_at: vec![0; ports_of.len()],
+            waits: ChannelWaits::new(ports, ports_of.len(), per_hop),
             in_use: 0,
             draining: false,
             stats: ChannelStats::default(),
@@ -264,41 +245,6 @@ impl ChannelFabric {
         } else {
             Arrival::Edge(self.edge_key(pk))
         }
-    }
-
-    /// The waiting lanes of global port `gp` (indices into `waiting`).
-    fn lanes_of(&self, gp: u32) -> std::ops::Range<usize> {
-        let first = gp as usize * self.lanes as usize;
-        first..first + self.lanes as usize
-    }
-
-    /// The waiting lane of global port `gp` for a frame that arrived in `class`.
-    fn lane(&self, gp: u32, class: u8) -> usize {
-        let lane = if self.lanes > 1 {
-            usize::from(class)
-        } else {
-            0
-        };
-        gp as usize * self.lanes as usize + lane
-    }
-
-    /// The frames waiting for a channel on global port `gp`.
-    pub(super) fn waiting_on(&self, gp: u32) -> impl Iterator<Item = u32> + '_ {
-        self.lanes_of(gp)
-            .flat_map(|l| self.waiting[l].iter().map(|&(pkt, _)| pkt))
-    }
-
-    /// Per waiting lane of global port `gp` with frames: its first frame, the local egress
-    /// port it is for, since when it has been first, and the lane's frames.
-    pub(super) fn waiting_heads(
-        &self,
-        gp: u32,
-    ) -> impl Iterator<Item = ((u32, u16, Time), impl Iterator<Item = u32> + '_)> + '_ {
-        self.lanes_of(gp).filter_map(|l| {
-            let &(pkt, out_local) = self.waiting[l].front()?;
-            let frames = self.waiting[l].iter().map(|&(pkt, _)| pkt);
-            Some(((pkt, out_local, self.waiting_since[l]), frames))
-        })
     }
 }
 
@@ -400,41 +346,15 @@ impl Simulation {
             .min_by_key(|&(_, l)| l)
     }
 
-    /// Takes the admitted data frame `pkt`, arrived on global port `port` of switch `s`
-    /// for local egress `out_local`, into its channel. Returns `false` if it must wait for
-    /// a channel (it is then in its port's waiting queue).
-    #[inline(never)] // flow-channel fabrics only: out of the plain fabrics' receive path
-    pub(super) fn channel_admit(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) -> bool {
-        let Some(fc) = self.channels.as_deref() else {
-            return true;
-        };
-        // Behind a waiting frame, every frame of the port (of its class, with classes per
-        // hop) waits, in order.
-        let lane = fc.lane(port, self.arena.get(pkt).prio);
-        let behind = !fc.waiting[lane].is_empty();
-        if behind || self.channel_receive(s, port, out_local, pkt).is_err() {
-            self.channel_wait(s, port, out_local, pkt);
-            return false;
-        }
-        true
-    }
-
-    fn channel_wait(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) {
-        let Some(fc) = self.channels.as_deref_mut() else {
-            return;
-        };
-        let lane = fc.lane(port, self.arena.get(pkt).prio);
-        if fc.waiting[lane].is_empty() {
-            fc.waiting_since[lane] = self.now;
-        }
-        fc.waiting[lane].push_back((pkt, out_local));
-        fc.waiting_at[s as usize] += 1;
-        fc.stats.waits += 1;
-    }
-
     /// Has switch `s`'s tables take in `pkt` (arrived on global `port`, for `out_local`):
     /// `Err` if it must wait (a full table, or a channel pinned elsewhere since).
-    fn channel_receive(&mut self, s: u32, port: u32, out_local: u16, pkt: u32) -> Result<(), ()> {
+    pub(super) fn channel_receive(
+        &mut self,
+        s: u32,
+        port: u32,
+        out_local: u16,
+        pkt: u32,
+    ) -> Result<(), ()> {
         let now = self.now;
         let pk = *self.arena.get(pkt);
         let in_local = self.ports[port as usize].local;
@@ -736,12 +656,7 @@ impl Simulation {
             }
             self.release_held_flows(s, up);
         }
-        if up.released
-            && self
-                .channels
-                .as_deref()
-                .is_some_and(|fc| fc.waiting_at[s as usize] > 0)
-        {
+        if up.released {
             self.retry_waiting(s);
         }
     }
@@ -836,58 +751,6 @@ impl Simulation {
             // A drop says nothing of the destination's congestion.
             self.queue_ack(port, AckEntry::flow(pk.channel, AckSignal::Ongoing, units));
         }
-    }
-
-    /// Channels of switch `s` were released: its waiting frames get theirs, in order, as
-    /// far as they can.
-    fn retry_waiting(&mut self, s: u32) {
-        let Some(lanes) = self.channels.as_deref().map(|fc| fc.lanes as usize) else {
-            return;
-        };
-        for gp in self.switches[s as usize].ports() {
-            for lane in gp as usize * lanes..(gp as usize + 1) * lanes {
-                self.retry_lane(s, gp, lane);
-            }
-        }
-    }
-
-    /// [`Simulation::retry_waiting`] for the frames waiting in `lane` of global port `gp`.
-    fn retry_lane(&mut self, s: u32, gp: u32, lane: usize) {
-        loop {
-            let Some(fc) = self.channels.as_deref() else {
-                return;
-            };
-            let Some(&(pkt, out_local)) = fc.waiting[lane].front() else {
-                break;
-            };
-            if self.channel_receive(s, gp, out_local, pkt).is_err() {
-                break;
-            }
-            if let Some(fc) = self.channels.as_deref_mut() {
-                fc.waiting[lane].pop_front();
-                fc.waiting_since[lane] = self.now;
-                fc.waiting_at[s as usize] -= 1;
-            }
-            let out = self.switches[s as usize].port(out_local);
-            let class = self.egress_class((gp, out), self.arena.get(pkt));
-            self.enqueue_egress(s, (gp, out), (class, pkt));
-            let ready = self.arena.get(pkt).ready_at;
-            if ready <= self.now {
-                // Not `try_send`: a release may come while `out` hands a frame over.
-                self.schedule_wake(out, self.now);
-            } else {
-                let free = self.ports[out as usize].busy_until;
-                self.schedule_wake(out, ready.max(free));
-            }
-        }
-    }
-
-    /// The frames waiting for a channel at switch `s`.
-    pub(super) fn channel_waiting(&self, s: u32) -> impl Iterator<Item = u32> + '_ {
-        let fc = self.channels.as_deref();
-        self.switches[s as usize]
-            .ports()
-            .flat_map(move |gp| fc.into_iter().flat_map(move |fc| fc.waiting_on(gp)))
     }
 
     /// Checks the invariants of the module documentation.
@@ -1029,7 +892,7 @@ impl Simulation {
                 in_use_at_end: o.channels,
             });
         }
-        st.waiting_at_end = fc.waiting_at.iter().map(|&n| u64::from(n)).sum();
+        st.waiting_at_end = fc.waits.total();
         st.endpoint = fc.params.endpoint.is_some();
         if fc.params.reroute.is_some() {
             st.reroute = Some(fc.reroutes);

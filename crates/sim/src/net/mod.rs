@@ -21,6 +21,7 @@
 
 mod ack_frames;
 mod arbitration;
+mod channel_wait;
 mod classes;
 mod credit;
 mod deadlock;

@@ -292,7 +292,7 @@ impl Simulation {
         // Frames waiting for a channel at its input were admitted for the old output and
         // would take it again: the flow stays.
         let gp_in = self.switches[s as usize].port(in_local);
-        let waiting = fc.waiting_on(gp_in).next().is_some();
+        let waiting = fc.waits.waiting_on(gp_in).next().is_some();
         let mine =
             |pk: &Packet| pk.kind == Kind::Data && pk.in_port == in_local && pk.channel == id;
         // A frame of it staged to leave by the old output goes first; the ACK of it moves
