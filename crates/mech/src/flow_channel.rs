@@ -310,10 +310,13 @@ impl<T> Ids<T> {
         if let Some(e) = self.entries.get_mut(usize::from(id)) {
             if e.take().is_some() {
                 self.used -= 1;
-                if id >= self.shared && self.hands_out {
-                    self.reserved_used &= !(1 << (self.size - 1 - id));
-                } else if self.hands_out {
-                    self.free.push(Reverse(id));
+                // A table that takes ids keeps no free list.
+                if self.hands_out {
+                    if id >= self.shared {
+                        self.reserved_used &= !(1 << (self.size - 1 - id));
+                    } else {
+                        self.free.push(Reverse(id));
+                    }
                 }
             }
         }
@@ -325,6 +328,15 @@ impl<T> Ids<T> {
 
     fn in_use(&self) -> usize {
         self.used
+    }
+
+    /// The ids in use, in order, with their entries.
+    fn iter(&self) -> impl Iterator<Item = (u16, &T)> {
+        self.entries
+            .iter()
+            .enumerate()
+            // Ids are below the table size, a `u16`.
+            .filter_map(|(id, e)| e.as_ref().map(|e| (id as u16, e)))
     }
 
     /// The free list's invariant: every shared id handed out and not in use is in it
@@ -655,14 +667,7 @@ impl FlowChannels {
         self.inputs
             .get(usize::from(in_port))
             .into_iter()
-            .flat_map(|t| {
-                t.entries
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| e.is_some())
-                    // Ids are below the table size, a `u16`.
-                    .map(|(id, _)| id as u16)
-            })
+            .flat_map(|t| t.iter().map(|(id, _)| id))
     }
 
     /// The ids in use on output port `out_port`'s link, in order, each with the input
@@ -671,13 +676,7 @@ impl FlowChannels {
         self.outputs
             .get(usize::from(out_port))
             .into_iter()
-            .flat_map(|t| {
-                t.entries
-                    .iter()
-                    .enumerate()
-                    // Ids are below the table size, a `u16`.
-                    .filter_map(|(id, e)| e.map(|o| (id as u16, (o.in_port, o.in_id))))
-            })
+            .flat_map(|t| t.iter().map(|(id, o)| (id, (o.in_port, o.in_id))))
     }
 
     /// A packet of `units` of channel (`in_port`, `id`) leaves by its output. Returns the

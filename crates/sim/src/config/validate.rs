@@ -6,6 +6,7 @@ use super::{CcConfig, ConfigError, EcnPoint, FlowControlKind, SimConfig, SlToVl}
 use crate::topology::NodeKind;
 use headroom_mech::buffer::mmu::Mmu;
 use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
 use std::collections::BTreeMap;
 
 impl SimConfig {
@@ -216,12 +217,8 @@ impl SimConfig {
         let rise = u8::try_from(max_hops - 1).unwrap_or(u8::MAX);
         let mut mask = 0u8;
         let prios: std::collections::BTreeSet<u8> = self.flows.iter().map(|f| f.prio).collect();
-        for l in 0..self.topology.links.len().max(1) {
-            let (kind, table) = (self.fabric.link_kind(l), self.fabric.sl_to_vl(l));
-            let top = match kind {
-                FlowControlKind::Credit => self.fabric.credit.vls - 1,
-                FlowControlKind::Pfc => 7,
-            };
+        for (kind, table) in self.link_class_tables() {
+            let top = self.highest_class(kind);
             for &sl in &prios {
                 let base = table[usize::from(sl)];
                 for c in base.saturating_add(1)..=base.saturating_add(rise).min(top) {
@@ -245,6 +242,24 @@ impl SimConfig {
         Ok(mask)
     }
 
+    /// The distinct (flow control, SL → VL table) pairs of the topology's links.
+    fn link_class_tables(&self) -> Vec<(FlowControlKind, SlToVl)> {
+        (0..self.topology.links.len())
+            .map(|l| (self.fabric.link_kind(l), self.fabric.sl_to_vl(l)))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The highest class on links of `kind`: the last VL on credit links, priority 7 on
+    /// PFC links.
+    fn highest_class(&self, kind: FlowControlKind) -> u8 {
+        match kind {
+            FlowControlKind::Credit => self.fabric.credit.vls - 1,
+            FlowControlKind::Pfc => PRIORITIES as u8 - 1,
+        }
+    }
+
     /// With `fabric.class_per_hop`, on routes of up to `max_hops` switch-to-switch hops:
     /// every class a frame can rise to exists (a VL on credit links, a priority on PFC
     /// links), and on PFC links it is lossless exactly when the frame's own class is.
@@ -253,7 +268,6 @@ impl SimConfig {
             return Ok(());
         }
         let rise = u8::try_from(max_hops - 1).unwrap_or(u8::MAX);
-        let links = self.topology.links.len();
         let sls = self
             .flows
             .iter()
@@ -264,17 +278,14 @@ impl SimConfig {
                 self.host.ack_prio,
             )));
         let param = |field, reason| Err(ConfigError::Parameter { field, reason });
-        let tables: Vec<(FlowControlKind, SlToVl)> = (0..links)
-            .map(|l| (self.fabric.link_kind(l), self.fabric.sl_to_vl(l)))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let tables = self.link_class_tables();
         for (what, sl) in sls {
             for &(kind, table) in &tables {
                 let base = table[usize::from(sl)];
-                let (top, unit) = match kind {
-                    FlowControlKind::Credit => (self.fabric.credit.vls - 1, "VL"),
-                    FlowControlKind::Pfc => (7, "priority"),
+                let top = self.highest_class(kind);
+                let unit = match kind {
+                    FlowControlKind::Credit => "VL",
+                    FlowControlKind::Pfc => "priority",
                 };
                 if u16::from(base) + u16::from(rise) > u16::from(top) {
                     return param(
