@@ -13,6 +13,11 @@
 //!   host link. On PFC both wait with the incast (slowdowns above 3); on flow channels with
 //!   endpoint congestion management and FGFC both run at about line rate (below 1.05 and
 //!   1.25), no link is paused, and the incast finishes no later.
+//! - GPCNeT's congestion impact (`examples/flow-channels/congestion-impact-sweep.toml`):
+//!   a victim of small and large messages on every fifth host, beside an incast of every
+//!   other host to one endpoint, on a dragonfly and a fat tree. On flow channels the
+//!   victim's latency (mean and p99) and bandwidth move by less than 10 %; on PFC (DCQCN)
+//!   and credits (InfiniBand CC) its p99 latency grows more than tenfold.
 //! - Fabric-link congestion (`examples/flow-channels/fabric-link.toml`): four flows congest
 //!   a spine's downlink, a victim shares an uplink with two of them. On PFC the spine
 //!   pauses the uplinks and the victim waits (slowdown above 2.8); with hop-by-hop credits
@@ -148,6 +153,68 @@ fn fig6a_port_fair_shares_multiply_along_the_chain_and_flow_fair_shares_are_equa
     );
     for r in runs {
         assert_eq!(r["lossless_drops"], 0, "{r}");
+    }
+}
+
+#[test]
+fn an_incast_to_one_endpoint_does_not_slow_the_victim_on_flow_channels_only() {
+    let sweep = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flow-channels/congestion-impact-sweep.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = headroom(
+        &[
+            "sweep",
+            sweep.to_str().expect("utf-8 path"),
+            "--out",
+            "impact",
+            "--no-plots",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(
+        &std::fs::read(dir.path().join("impact/results.json")).expect("results.json"),
+    )
+    .expect("valid json");
+    assert_eq!(rows.len(), 24, "2 topologies x 3 fabrics x 4 congestors");
+    for r in &rows {
+        assert_eq!(r["run.stop_reason"], "all_flows_done", "{r}");
+        assert_eq!(r["drops.lossless"], 0, "{r}");
+    }
+    // Impact as GPCNeT reports it: with the congestor over without (bandwidth: without
+    // over with), so 1 is none.
+    let impact = |topology: &str, fabric: &str| {
+        let r = rows
+            .iter()
+            .find(|r| {
+                r["topology"] == topology && r["fabric"] == fabric && r["congestor"] == "incast"
+            })
+            .unwrap_or_else(|| panic!("a {topology} {fabric} incast point"));
+        let ratio = |key: &str| {
+            r[format!("fct.by_workload[{key}/none")]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{key} in {r}"))
+        };
+        [
+            ratio("0].stats.mean_fct_ns"),
+            ratio("0].stats.fct_p99_ns"),
+            1.0 / ratio("1].stats.mean_goodput_gbps"),
+        ]
+    };
+    for topology in ["dragonfly", "fat-tree"] {
+        let [mean, p99, bandwidth] = impact(topology, "flow-channels");
+        assert!(
+            mean < 1.1 && p99 < 1.1 && bandwidth < 1.1,
+            "{topology}, flow channels: latency {mean:.2} / {p99:.2}, bandwidth {bandwidth:.2}"
+        );
+        for fabric in ["pfc", "credit"] {
+            let [_, p99, _] = impact(topology, fabric);
+            assert!(
+                p99 > 10.0,
+                "{topology}, {fabric}: p99 latency impact {p99:.1}"
+            );
+        }
     }
 }
 

@@ -736,3 +736,51 @@ fn reroutes_move_flows_off_an_overloaded_downlink() {
     );
     assert!(stats.moved >= 1 && stats.asks >= stats.moved, "{stats:?}");
 }
+
+#[test]
+fn the_edge_match_pattern_decides_which_flows_share_a_channel() {
+    // Host 0 sends four flows at once to host 1, through its leaf, the spine and the other
+    // leaf: one per traffic class (3, 4) and application (1, 2).
+    let peak_channels = |pattern: &str| {
+        let app = |app: u32| {
+            let flow = |prio: u32| {
+                format!("[[workload.flow]]\nsrc = 0\ndst = 1\nsize = \"200KB\"\nprio = {prio}\n")
+            };
+            format!(
+                "[[workload]]\nkind = \"flows\"\napp = {app}\n{}{}",
+                flow(3),
+                flow(4)
+            )
+        };
+        let text = format!(
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
+             host_rate = \"100Gbps\"\nuplink_rate = \"100Gbps\"\ndelay = \"1us\"\n\
+             [switch]\nlossless = [3, 4]\n[host]\nmtu = \"1000B\"\n\
+             [fabric]\nkind = \"flow-channels\"\n[fabric.flow_channels]\nmatch = \"{pattern}\"\n\
+             {}{}",
+            app(1),
+            app(2)
+        );
+        let cfg = scenario::parse(&text, Path::new("match.toml"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .config;
+        let r = run_checked(cfg, Time::from_us(5));
+        assert_drained(&r, pattern);
+        let c = r.channels.as_ref().expect("channels");
+        c.switches.iter().map(|s| s.peak).max().expect("one switch")
+    };
+    let one = peak_channels("destination");
+    assert!(one > 0);
+    for (pattern, channels) in [
+        ("flow", 4),
+        ("destination+class", 2),
+        ("destination+app", 2),
+        ("destination+class+app", 4),
+    ] {
+        assert_eq!(
+            peak_channels(pattern),
+            channels * one,
+            "{pattern}: {channels} channels per one of `destination`"
+        );
+    }
+}

@@ -425,7 +425,7 @@ fn case(seed: u64) -> Case {
         let p = FlowChannelParams {
             table_size: pick(&mut rng, &[2u16, 3, 16, 2048]),
             unit: pick(&mut rng, &[24u32, 256, 4096]),
-            edge_match: pick(&mut rng, &[EdgeMatch::Flow, EdgeMatch::Destination]),
+            edge_match: pick(&mut rng, &EdgeMatch::NAMES.map(|(_, m)| m)),
             routing: pick(&mut rng, &[ChannelRouting::Adaptive, ChannelRouting::Ecmp]),
             ack_batch: pick(&mut rng, &[1u16, 5, 48]),
             ack_idle_delay: idle,
@@ -514,9 +514,9 @@ fn case(seed: u64) -> Case {
             cfg.switch.scheduler.arbitration = Arbitration::Flow;
             channels.push_str(&format!("; port limit {:?}", p.port_injection_limit));
         }
-        // ILID limits in half of those with a channel per flow: flows spread over four
+        // ILID limits in half of those whose channels carry one application each: flows spread over four
         // applications on up to three ILIDs, a node limit from below one frame up.
-        if p.edge_match == EdgeMatch::Flow && rng.gen_bool(0.5) {
+        if p.edge_match.one_app_per_channel() && rng.gen_bool(0.5) {
             let mut c = IlidInjectionConfig {
                 node: pick(&mut rng, &[None, Some(500u64), Some(4_000), Some(64_000)]),
                 ..IlidInjectionConfig::default()

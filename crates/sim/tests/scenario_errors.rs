@@ -418,6 +418,26 @@ fn incast_variants() {
     check(&text, "workload[0].sender_count", "only 3 hosts", "4");
     let text = BASE.replace("senders = [1, 2]", "senders = [1, 0]");
     check(&text, "workload[0].senders[1]", "also the receiver", "0");
+    // A stride or "all" takes its hosts less the receiver.
+    let senders = |text: &str| -> Vec<u32> {
+        let s = parse(text).expect("valid");
+        s.config.flows.iter().map(|f| f.src.0).collect()
+    };
+    let all = BASE.replace("senders = [1, 2]", "senders = \"all\"");
+    assert_eq!(senders(&all), [1, 2, 3]);
+    let odd = BASE.replace("senders = [1, 2]", "senders = { every = 2, offset = 1 }");
+    assert_eq!(senders(&odd), [1, 3]);
+    let even = BASE.replace("senders = [1, 2]", "senders = { every = 2, invert = true }");
+    assert_eq!(senders(&even), [1, 3]);
+    let only_receiver = BASE.replace("senders = [1, 2]", "senders = { every = 4 }");
+    check(
+        &only_receiver,
+        "workload[0].senders",
+        "no host besides the receiver",
+        "{ every = 4 }",
+    );
+    let wrong = BASE.replace("senders = [1, 2]", "senders = 3");
+    check(&wrong, "workload[0].senders", "every = N", "3");
 }
 
 #[test]
@@ -854,7 +874,8 @@ fn flow_channel_errors_name_their_field() {
     check(
         &format!("{fc}match = \"vni\"\n"),
         "fabric.flow_channels.match",
-        "unknown match pattern `vni` (expected flow or destination)",
+        "unknown match pattern `vni` (expected flow, destination, destination+class, \
+         destination+app or destination+class+app)",
         "\"vni\"",
     );
     check(
@@ -1092,6 +1113,12 @@ fn flow_channel_errors_name_their_field() {
     ));
     assert_eq!(e.field(), Some("fabric.flow_channels.match"), "{e}");
     assert!(e.reason().contains("set it to \"flow\""), "{e}");
+    // A channel per destination and application carries one application.
+    let per_app = ilid("id = 1").replace(
+        "[fabric.flow_channels.injection]",
+        "[fabric.flow_channels]\nmatch = \"destination+app\"\n[fabric.flow_channels.injection]",
+    );
+    parse(&per_app).expect("valid");
     let e = err(&ilid("id = 1").replace("arbitration = \"application\"", "arbitration = \"fifo\""));
     assert_eq!(e.field(), Some("switch.scheduler.arbitration"), "{e}");
     assert!(e.reason().contains("ILID injection limits hold"), "{e}");

@@ -38,21 +38,27 @@ fn code_spans(line: &str) -> Vec<&str> {
     line.split('`').skip(1).step_by(2).collect()
 }
 
-/// The table a heading documents, if it names one: `[switch.pfc]` → `switch.pfc`,
-/// `[[workload]]` `kind = "poisson"` → (`workload`, `kind = "poisson"`), `Top level` → "".
-fn heading_table(heading: &str) -> Option<TableId> {
+/// The tables a heading documents, if it names any: `[switch.pfc]` → `switch.pfc`,
+/// `[[workload]]` `kind = "poisson"` → (`workload`, `kind = "poisson"`), `Top level` → "",
+/// and tables of the same keys side by side (`[workload.hosts]`, `[workload.senders]`).
+fn heading_tables(heading: &str) -> Vec<TableId> {
     let text = heading.trim_start_matches('#').trim();
     if text == "Top level" {
-        return Some((String::new(), String::new()));
+        return vec![(String::new(), String::new())];
     }
     let spans = code_spans(text);
-    let table = spans.first().filter(|s| s.starts_with('['))?;
-    let table = table.trim_matches(|c| c == '[' || c == ']').to_string();
     let variant = spans
-        .get(1)
-        .filter(|s| s.contains(" = "))
+        .iter()
+        .find(|s| s.contains(" = "))
         .map_or(String::new(), |s| s.to_string());
-    Some((table, variant))
+    spans
+        .iter()
+        .take_while(|s| s.starts_with('['))
+        .map(|t| {
+            let table = t.trim_matches(|c| c == '[' || c == ']').to_string();
+            (table, variant.clone())
+        })
+        .collect()
 }
 
 /// The key tables of the reference, by the table their heading names.
@@ -77,12 +83,17 @@ fn documented_keys(doc: &str) -> BTreeMap<TableId, BTreeSet<String>> {
             continue;
         }
         let h = heading.clone().unwrap_or_default();
-        let id = heading_table(&h)
-            .unwrap_or_else(|| panic!("a key table under `{h}`, which names no table"));
+        let ids = heading_tables(&h);
         assert!(
-            !out.contains_key(&id),
-            "two key tables for {id:?} (second under `{h}`)"
+            !ids.is_empty(),
+            "a key table under `{h}`, which names no table"
         );
+        for id in &ids {
+            assert!(
+                !out.contains_key(id),
+                "two key tables for {id:?} (second under `{h}`)"
+            );
+        }
         lines.next(); // the |---| row
         let mut keys = BTreeSet::new();
         while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
@@ -90,7 +101,9 @@ fn documented_keys(doc: &str) -> BTreeMap<TableId, BTreeSet<String>> {
             let key = cell.trim_matches('`').to_string();
             assert!(keys.insert(key.clone()), "`{key}` twice under `{h}`");
         }
-        out.insert(id, keys);
+        for id in ids {
+            out.insert(id, keys.clone());
+        }
     }
     out
 }

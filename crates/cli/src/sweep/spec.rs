@@ -958,14 +958,16 @@ mod tests {
             .join("../../examples/flow-channels/congestion-impact-sweep.toml");
         let sweep = load(&path).expect("parses");
         assert_eq!(sweep.axis_columns(), ["topology", "fabric", "congestor"]);
-        assert_eq!(sweep.point_count(), 18);
+        assert_eq!(sweep.point_count(), 24);
         assert!(sweep.axes[2].steps[0].sets.is_empty());
         let points = sweep.expand().expect("every point parses");
-        // Point 4: dragonfly, credit, incast.
-        assert_eq!(points[4].labels, ["dragonfly", "credit", "incast"]);
-        let s = headroom_sim::scenario::parse(&points[4].scenario, &path).expect("parses");
+        // Point 5: dragonfly, credit, incast; point 6 has the fan-ins.
+        assert_eq!(points[5].labels, ["dragonfly", "credit", "incast"]);
+        let s = headroom_sim::scenario::parse(&points[5].scenario, &path).expect("parses");
+        assert_eq!(s.workloads.kinds, ["ring", "ring", "incast"]);
+        let s = headroom_sim::scenario::parse(&points[6].scenario, &path).expect("parses");
         assert_eq!(s.workloads.kinds, ["ring", "ring", "incast-poisson"]);
-        let s = headroom_sim::scenario::parse(&points[3].scenario, &path).expect("parses");
+        let s = headroom_sim::scenario::parse(&points[4].scenario, &path).expect("parses");
         assert_eq!(s.workloads.kinds, ["ring", "ring"]);
     }
 

@@ -23,16 +23,58 @@ pub enum EdgeMatch {
     /// Each flow (its 5-tuple) has its own channel.
     #[default]
     Flow,
-    /// The flows of a host to one destination share a channel.
-    Destination,
+    /// The flows of a host to one destination share a channel; with `class` only those of
+    /// one traffic class (service level), with `app` only those of one application (the
+    /// workload's `app`, as a VNI names a job's traffic).
+    Destination {
+        /// The traffic class is part of the match.
+        class: bool,
+        /// The application is part of the match.
+        app: bool,
+    },
 }
 
 impl EdgeMatch {
     /// Names in scenario files.
-    pub const NAMES: [(&'static str, EdgeMatch); 2] = [
+    pub const NAMES: [(&'static str, EdgeMatch); 5] = [
         ("flow", EdgeMatch::Flow),
-        ("destination", EdgeMatch::Destination),
+        (
+            "destination",
+            EdgeMatch::Destination {
+                class: false,
+                app: false,
+            },
+        ),
+        (
+            "destination+class",
+            EdgeMatch::Destination {
+                class: true,
+                app: false,
+            },
+        ),
+        (
+            "destination+app",
+            EdgeMatch::Destination {
+                class: false,
+                app: true,
+            },
+        ),
+        (
+            "destination+class+app",
+            EdgeMatch::Destination {
+                class: true,
+                app: true,
+            },
+        ),
     ];
+
+    /// Whether every flow of a channel is of one application.
+    pub fn one_app_per_channel(self) -> bool {
+        matches!(
+            self,
+            EdgeMatch::Flow | EdgeMatch::Destination { app: true, .. }
+        )
+    }
 }
 
 /// How a switch picks the output of a channel that has nothing on its way (a channel with
@@ -345,12 +387,12 @@ impl FlowChannelParams {
                     .into(),
             );
         }
-        if self.ilid_injection.is_some() && self.edge_match != EdgeMatch::Flow {
+        if self.ilid_injection.is_some() && !self.edge_match.one_app_per_channel() {
             return param(
                 "fabric.flow_channels.match",
                 "ILID injection limits count a channel's data against its application's ILID, \
                  and a channel shared by a host's flows to one destination may carry several \
-                 applications: set it to \"flow\""
+                 applications: set it to \"flow\" or one with \"+app\""
                     .into(),
             );
         }

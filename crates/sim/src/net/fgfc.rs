@@ -115,17 +115,23 @@ impl Simulation {
             pause: Time(pk.seq),
             credit: pk.hash,
         };
-        let by_destination = self
+        let shared = self
             .channels
             .as_deref()
-            .is_some_and(|fc| fc.edge_match() == EdgeMatch::Destination);
+            .filter(|fc| fc.edge_match() != EdgeMatch::Flow);
         let mut resumed = false;
-        if by_destination {
+        if let Some(fc) = shared {
+            // Every flow of the host on the frame's flow's channel.
+            let key_of = |f: u32| {
+                let fl = &self.flows[f as usize];
+                fc.flow_key(f, fl.dst, fl.prio)
+            };
+            let key = key_of(pk.flow);
             let flows: Vec<u32> = self.hosts[h as usize]
                 .active
                 .iter()
                 .map(|e| e.flow)
-                .filter(|&f| self.flows[f as usize].dst == pk.dst)
+                .filter(|&f| key_of(f) == key)
                 .collect();
             for f in flows {
                 resumed |= self.fgfc_apply(f, frame);

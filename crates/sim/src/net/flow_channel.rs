@@ -102,6 +102,9 @@ pub(super) struct ChannelFabric {
     pub(super) wire: Vec<VecDeque<AckEntry>>,
     /// Frames waiting for a channel.
     pub(super) waits: ChannelWaits,
+    /// Per flow, its application, when the edge matches by application (empty otherwise,
+    /// and for a run whose flows are all of application 0).
+    pub(super) apps: Vec<u8>,
     /// Channels in use, all switches.
     in_use: u64,
     /// The flows are all done: the run ends when the last channel is released.
@@ -187,6 +190,7 @@ impl ChannelFabric {
             pending: vec![PendingAcks::default(); ports],
             wire: vec![VecDeque::new(); ports],
             waits: ChannelWaits::new(ports, ports_of.len(), per_hop),
+            apps: Vec::new(),
             in_use: 0,
             draining: false,
             stats: ChannelStats::default(),
@@ -231,9 +235,25 @@ impl ChannelFabric {
 
     /// How a data frame from a host names its channel at the ingress edge.
     fn edge_key(&self, pk: &Packet) -> u64 {
+        self.flow_key(pk.flow, pk.dst, pk.sl)
+    }
+
+    /// The ingress edge's key of flow `flow` to host `dst` in traffic class `sl`: the flow
+    /// itself, or its destination with the parts of the match (class, application) in the
+    /// bits above a host id's.
+    pub(super) fn flow_key(&self, flow: u32, dst: u32, sl: u8) -> u64 {
         match self.params.edge_match {
-            EdgeMatch::Flow => u64::from(pk.flow),
-            EdgeMatch::Destination => u64::from(pk.dst),
+            EdgeMatch::Flow => u64::from(flow),
+            EdgeMatch::Destination { class, app } => {
+                let mut key = u64::from(dst);
+                if class {
+                    key |= u64::from(sl) << 32;
+                }
+                if app {
+                    key |= u64::from(self.apps.get(flow as usize).copied().unwrap_or(0)) << 40;
+                }
+                key
+            }
         }
     }
 

@@ -41,7 +41,7 @@ mod ugal;
 mod victim;
 mod watchdog;
 
-use crate::config::{BasePath, ConfigError, SimConfig};
+use crate::config::{BasePath, ConfigError, EdgeMatch, SimConfig};
 use crate::engine::{self, CalendarQueue, Event, EventQueue};
 use crate::results::{
     BufferSample, ByteLedger, CreditBlock, FlowRecord, LosslessDrop, PfcRecord, PortStats,
@@ -470,6 +470,9 @@ impl Simulation {
                 frame_bytes,
                 (per_hop, reserved),
             );
+            if let EdgeMatch::Destination { app: true, .. } = params.edge_match {
+                fc.apps = sim.cfg.flow_apps.clone();
+            }
             if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
                 let from_host: Vec<bool> = sim
                     .ports

@@ -336,6 +336,16 @@ pub(super) fn parse_workload(
                         "an incast needs `senders = [ids]` or `sender_count = N`",
                     ))
                 }
+                (Some(s), None) if !matches!(s.node.v, V::Array(_)) => {
+                    let senders: Vec<NodeId> = host_stride(cx, &s, topo)?
+                        .into_iter()
+                        .filter(|h| *h != receiver)
+                        .collect();
+                    if senders.is_empty() {
+                        return Err(s.err(cx, "the stride takes no host besides the receiver"));
+                    }
+                    senders
+                }
                 (Some(s), None) => {
                     let list = host_ids(cx, &s, topo)?;
                     for (i, h) in list.iter().enumerate() {
@@ -666,33 +676,8 @@ fn host_list(cx: &Cx, f: Option<&Fld>, topo: &Topology, owner: &str) -> Res<Vec<
     let hosts = match f {
         None => topo.hosts(),
         Some(f) => match &f.node.v {
-            V::Str(s) if s == "all" => topo.hosts(),
             V::Array(_) => host_ids(cx, f, topo)?,
-            V::Table(_) => {
-                let mut t = f.table(cx)?;
-                t.check_keys(cx, &["every", "offset", "invert"])?;
-                let every = t.req(cx, "every")?.uint(cx, 1, u64::from(u32::MAX))?;
-                let offset = match t.get(cx, "offset") {
-                    Some(o) => o.uint(cx, 0, every - 1)?,
-                    None => 0,
-                };
-                let invert = match t.get(cx, "invert") {
-                    Some(i) => i.boolean(cx)?,
-                    None => false,
-                };
-                topo.hosts()
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(i, _)| (*i as u64 % every == offset) != invert)
-                    .map(|(_, h)| h)
-                    .collect()
-            }
-            _ => {
-                return Err(f.wrong(
-                    cx,
-                    "\"all\", a list of host ids or { every = N, offset = K, invert = bool }",
-                ))
-            }
+            _ => host_stride(cx, f, topo)?,
         },
     };
     if hosts.len() < 2 {
@@ -707,6 +692,38 @@ fn host_list(cx: &Cx, f: Option<&Fld>, topo: &Topology, owner: &str) -> Res<Vec<
         ));
     }
     Ok(hosts)
+}
+
+/// Every `every`-th host from `offset` on (`{ every, offset, invert }`, counting the
+/// topology's hosts in id order; `invert` takes the others instead), or `"all"`.
+fn host_stride(cx: &Cx, f: &Fld, topo: &Topology) -> Res<Vec<NodeId>> {
+    match &f.node.v {
+        V::Str(s) if s == "all" => Ok(topo.hosts()),
+        V::Table(_) => {
+            let mut t = f.table(cx)?;
+            t.check_keys(cx, &["every", "offset", "invert"])?;
+            let every = t.req(cx, "every")?.uint(cx, 1, u64::from(u32::MAX))?;
+            let offset = match t.get(cx, "offset") {
+                Some(o) => o.uint(cx, 0, every - 1)?,
+                None => 0,
+            };
+            let invert = match t.get(cx, "invert") {
+                Some(i) => i.boolean(cx)?,
+                None => false,
+            };
+            Ok(topo
+                .hosts()
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| (*i as u64 % every == offset) != invert)
+                .map(|(_, h)| h)
+                .collect())
+        }
+        _ => Err(f.wrong(
+            cx,
+            "\"all\", a list of host ids or { every = N, offset = K, invert = bool }",
+        )),
+    }
 }
 
 /// The NIC rate shared by all `hosts` (a Poisson workload offers load relative to it).
