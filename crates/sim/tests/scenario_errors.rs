@@ -872,6 +872,12 @@ fn flow_channel_errors_name_their_field() {
         "0",
     );
     check(
+        &format!("{fc}arbitration = \"flow-channel\"\n"),
+        "fabric.flow_channels.arbitration",
+        "set `[switch.scheduler] arbitration`",
+        "\"flow-channel\"",
+    );
+    check(
         &format!("{fc}match = \"vni\"\n"),
         "fabric.flow_channels.match",
         "unknown match pattern `vni` (expected flow, destination, destination+class, \

@@ -117,6 +117,14 @@ pub(super) fn parse_fabric(cx: &Cx, f: &Fld, fabric: &mut FabricConfig) -> Res<(
 /// `[fabric.flow_channels]` into `p`; returns the flow control of the links beneath.
 fn parse_flow_channels(cx: &Cx, f: &Fld, p: &mut FlowChannelParams) -> Res<FlowControlKind> {
     let mut t = f.table(cx)?;
+    if let Some(x) = t.get(cx, "arbitration") {
+        // Arbitration orders any switch's queues, on every fabric: say where it lives.
+        return Err(x.err(
+            cx,
+            "arbitration is the switches' scheduler's: set `[switch.scheduler] arbitration` \
+             (\"input-port\", \"flow\" for flow channels, or \"application\")",
+        ));
+    }
     t.check_keys(
         cx,
         &[
