@@ -342,15 +342,22 @@ fn finish(
     queue: &slurm::Queue,
     quiet: bool,
 ) -> Result<ExitCode> {
-    let table = results::Table::gather(layout, manifest)?;
+    // One look at which points are done, for the table and the counts alike: a task may
+    // finish while this runs, and the table must hold every point counted done.
+    let done: Vec<bool> = manifest
+        .points
+        .iter()
+        .map(|p| layout.is_done(&p.id))
+        .collect();
+    let table = results::Table::gather(layout, manifest, &done)?;
     let mut files = table.write(layout)?;
     if !no_plots {
         files.extend(table.plot(layout, manifest)?);
     }
     let mut failed = Vec::new();
     let mut waiting = 0;
-    for p in &manifest.points {
-        if layout.is_done(&p.id) {
+    for (p, &done) in manifest.points.iter().zip(&done) {
+        if done {
             continue;
         }
         if queue.holds(&p.id) {

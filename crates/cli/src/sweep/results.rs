@@ -109,8 +109,8 @@ pub struct Table {
 }
 
 impl Table {
-    /// Reads every finished point's summary.
-    pub fn gather(layout: &Layout, manifest: &Manifest) -> Result<Table> {
+    /// Reads the summary of every point `done` marks (in the manifest's order).
+    pub fn gather(layout: &Layout, manifest: &Manifest, done: &[bool]) -> Result<Table> {
         let paths: Vec<Vec<MetricStep>> = manifest
             .metrics
             .iter()
@@ -121,10 +121,7 @@ impl Table {
         columns.extend(["wall_s".into(), "max_rss_bytes".into()]);
         columns.extend(manifest.metrics.iter().cloned());
         let mut rows = Vec::new();
-        for p in &manifest.points {
-            if !layout.is_done(&p.id) {
-                continue;
-            }
+        for (p, _) in manifest.points.iter().zip(done).filter(|(_, &d)| d) {
             let run = layout.run(&p.id);
             let read = |name: &str| -> Option<Json> {
                 let text = std::fs::read_to_string(run.join(name)).ok()?;
