@@ -167,9 +167,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let marks: u64 = results.marking.iter().map(|m| m.totals.ce_marked).sum();
     let slowdowns: Vec<f64> = results.flows.iter().filter_map(|f| f.slowdown()).collect();
     let mean_slowdown = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
+    // Flow-channel runs: every switch's peak of channels in use, and the table memory then.
+    let tables = headroom_sim::output::ChannelSummary::of(&results)
+        .map(|c| (c.peak_channels, c.table_bytes_at_peak));
     if a.json {
         outln!(
-            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{},\"peak_packets\":{},\"ce_marks\":{marks},\"mean_slowdown\":{mean_slowdown:.3}}}",
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{},\"peak_packets\":{},\"ce_marks\":{marks},\"mean_slowdown\":{mean_slowdown:.3},\"flow_table_peak_channels\":{},\"flow_table_bytes_at_peak\":{}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
             setup.as_secs_f64(),
@@ -187,7 +190,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 )
             ),
             rss.map(|r| r.to_string()).unwrap_or_else(|| "null".into()),
-            results.arena_slots
+            results.arena_slots,
+            tables.map_or_else(|| "null".to_string(), |t| t.0.to_string()),
+            tables.map_or_else(|| "null".to_string(), |t| t.1.to_string()),
         );
     } else {
         outln!("hosts           {hosts}");
@@ -196,6 +201,13 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         outln!("peak packets    {}", results.arena_slots);
         outln!("CE marks        {marks}");
         outln!("mean slowdown   {mean_slowdown:.2}");
+        if let Some((peak, bytes)) = tables {
+            outln!(
+                "flow tables     {peak} channels at the busiest switch's peak, {:.1} KiB at \
+                 every switch's peak",
+                bytes as f64 / 1024.0
+            );
+        }
         outln!(
             "simulated       {:.3} ms",
             results.end_time.as_secs_f64() * 1e3

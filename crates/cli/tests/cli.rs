@@ -332,6 +332,8 @@ fn bench_runs_a_scenario_file() {
     assert!(v["events"].as_u64().expect("events") > 100_000, "{v}");
     // The scenario's stop time (4 ms): the 1 GB flows do not finish.
     assert_eq!(v["finished"], 0);
+    // PFC links: no flow tables to report.
+    assert!(v["flow_table_peak_channels"].is_null(), "{v}");
     assert!(
         (v["simulated_ms"].as_f64().expect("ms") - 4.0).abs() < 1e-6,
         "{v}"
@@ -341,6 +343,25 @@ fn bench_runs_a_scenario_file() {
         0,
         "bench writes no files"
     );
+    // On flow channels it reports the tables: the eleven flows all cross the last switch.
+    let o = headroom(
+        &[
+            "bench",
+            "--scenario",
+            example.to_str().expect("utf-8 path"),
+            "--flow-control",
+            "flow-channels",
+            "--threads",
+            "1",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["flow_table_peak_channels"], 11, "{v}");
+    assert!(v["flow_table_bytes_at_peak"].as_u64() > Some(0), "{v}");
 }
 
 /// `examples/htsim/permutation-k4.toml` runs htsim's connection matrix as it is: the 16
