@@ -1,0 +1,479 @@
+//! Building a [`Simulation`] from a validated [`SimConfig`]: the arenas of ports, switches
+//! (with their MMUs, PFC or credit state, congestion points), hosts and flows, the
+//! flow-channel layer when the fabric has one, each flow's congestion control and ideal
+//! FCT, and the run's first events.
+//!
+//! Invariants: a part of a partitioned run is built from the same configuration and routes
+//! as every other part, so all parts hold the same arenas in the same order (a global port
+//! or flow index means the same thing in each); random streams are seeded by name
+//! ([`stream_seed`]), so a stream does not depend on what else the run draws.
+
+use super::host::{Flow, Host};
+use super::packet::Arena;
+use super::port::Port;
+use super::switch::Switch;
+use super::{
+    arbitration, classes, credit, flow_channel, host, injection, marking, packet, parallel,
+    stream_seed, ugal, victim, SimError, Simulation, Slot,
+};
+use crate::config::{BasePath, ConfigError, EdgeMatch, SimConfig};
+use crate::engine::{self, CalendarQueue, Event};
+use crate::results::ByteLedger;
+use crate::routing::{self, Routes};
+use crate::topology::{NodeId, NodeKind};
+use headroom_mech::buffer::Mmu;
+use headroom_mech::credit::CreditPort;
+use headroom_mech::ecn::RedConfig;
+use headroom_mech::flow_control::LinkFlowControl;
+use headroom_mech::pfcwd::QueueWatchdog;
+use headroom_mech::units::{Rate, Time};
+use headroom_mech::PRIORITIES;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl Simulation {
+    /// Builds the network described by `cfg`.
+    pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
+        cfg.validate()?;
+        let routes = Routes::compute(&cfg.topology, cfg.routing).map_err(ConfigError::from)?;
+        Self::part_of(cfg, routes, Arc::from([]), 0)
+    }
+
+    /// Builds part `part` of the network described by `cfg`, split as `node_part` says
+    /// (empty: the whole network), with `routes` computed for `cfg`'s topology (the parts
+    /// share them). `cfg` must have passed [`SimConfig::validate`]. Every part holds the
+    /// whole network's state, but only acts on its own nodes (see [`parallel`]).
+    pub(crate) fn part_of(
+        cfg: SimConfig,
+        routes: Routes,
+        node_part: Arc<[u16]>,
+        part: u16,
+    ) -> Result<Simulation, SimError> {
+        // A Valiant path is two routes between switches hosts hang off.
+        let nonminimal = cfg
+            .fabric
+            .flow_channels
+            .is_some_and(|p| p.routing.nonminimal());
+        let max_hops = routes.max_switch_hops() * if nonminimal { 2 } else { 1 };
+        cfg.validate_class_per_hop(max_hops)?;
+        let reserved = cfg.channel_reserved_classes(max_hops)?;
+        let topo = &cfg.topology;
+        let adj = routing::adjacency(topo);
+        // Each link's local port at either end, so a port finds its peer without searching
+        // the peer's (possibly 100,000) ports.
+        let mut link_locals = vec![(0u32, 0u32); topo.links.len()];
+        for (node, a) in adj.iter().enumerate() {
+            for (local, &(_, link)) in a.iter().enumerate() {
+                if topo.links[link].a.index() == node {
+                    link_locals[link].0 = local as u32;
+                } else {
+                    link_locals[link].1 = local as u32;
+                }
+            }
+        }
+
+        // Ports: every node's ports in link order; global index assigned node by node.
+        let mut first_port = Vec::with_capacity(topo.nodes.len());
+        let mut n_ports = 0u32;
+        for a in &adj {
+            first_port.push(n_ports);
+            n_ports += a.len() as u32;
+        }
+        if n_ports >= engine::MAX_CREATORS {
+            return Err(ConfigError::Parameter {
+                field: "topology",
+                reason: format!(
+                    "{n_ports} ports; at most {} are supported",
+                    engine::MAX_CREATORS - 1
+                ),
+            }
+            .into());
+        }
+        let mut ports = Vec::with_capacity(n_ports as usize);
+        let credit_links = cfg
+            .fabric
+            .uses(topo.links.len(), crate::config::FlowControlKind::Credit);
+        let mut sl_to_vl = Vec::new();
+        let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
+        let fecn = cfg.switch.ecn.fecn_for(&cfg.host.cc);
+        let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
+        for (node, a) in adj.iter().enumerate() {
+            for (local, &(peer, link)) in a.iter().enumerate() {
+                let l = &topo.links[link];
+                let me = first_port[node] + local as u32;
+                if l.a.index() == node {
+                    link_ports[link].0 = me;
+                } else {
+                    link_ports[link].1 = me;
+                }
+                let peer_local = if l.a.index() == node {
+                    link_locals[link].1
+                } else {
+                    link_locals[link].0
+                };
+                let ecn = &cfg.switch.ecn;
+                let queues: [Option<RedConfig>; PRIORITIES] =
+                    std::array::from_fn(|q| ecn.queue_red(l.rate, q, fecn.as_ref()));
+                let red_class = match red.iter().position(|r| *r == queues) {
+                    Some(i) => i,
+                    None => {
+                        red.push(queues);
+                        red.len() - 1
+                    }
+                };
+                let mut port = Port::new(
+                    node as u32,
+                    local as u16,
+                    first_port[peer.index()] + peer_local,
+                    l.rate,
+                    l.delay,
+                    l.error_rate,
+                );
+                port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
+                if credit_links {
+                    sl_to_vl.push(cfg.fabric.sl_to_vl(link));
+                }
+                if cfg.fabric.link_kind(link) == crate::config::FlowControlKind::Credit {
+                    let credit = &cfg.fabric.credit;
+                    let capacity = |kind: NodeKind| match kind {
+                        NodeKind::Switch => credit.vl_buffer_blocks(cfg.switch.cell_bytes),
+                        NodeKind::Host => headroom_mech::credit::UNLIMITED,
+                    };
+                    port.fc = LinkFlowControl::Credit(Box::new(CreditPort::new(
+                        credit.vls,
+                        credit.block,
+                        capacity(topo.nodes[node]),
+                        capacity(topo.nodes[peer.index()]),
+                        credit.policy(l.rate),
+                    )));
+                }
+                port.red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
+                    field: "topology.link.rate",
+                    reason: "more than 65,536 distinct link speeds".into(),
+                })?;
+                ports.push(port);
+            }
+        }
+
+        let mut slots = Vec::with_capacity(topo.nodes.len());
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        for (node, kind) in topo.nodes.iter().enumerate() {
+            let my_ports: Vec<u32> = (0..adj[node].len() as u32)
+                .map(|i| first_port[node] + i)
+                .collect();
+            match kind {
+                NodeKind::Switch => {
+                    let s = &cfg.switch;
+                    let mine: Vec<_> = my_ports
+                        .iter()
+                        .map(|&p| {
+                            let p: &Port = &ports[p as usize];
+                            let kind = if p.fc.credit().is_some() {
+                                crate::config::FlowControlKind::Credit
+                            } else {
+                                crate::config::FlowControlKind::Pfc
+                            };
+                            (p.rate, p.delay, kind)
+                        })
+                        .collect();
+                    let mmu_cfg = cfg.mmu_config(&mine);
+                    let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
+                        node: node as u32,
+                        source,
+                    })?;
+                    slots.push(Slot::Switch(switches.len() as u32));
+                    let rng_ecn =
+                        Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("ecn/{node}")));
+                    switches.push(Switch::new(
+                        node as u32,
+                        first_port[node],
+                        my_ports.len() as u32,
+                        mmu,
+                        s.buffer_bytes,
+                        rng_ecn,
+                    ));
+                }
+                NodeKind::Host => {
+                    slots.push(Slot::Host(hosts.len() as u32));
+                    hosts.push(Host::new(node as u32, my_ports[0]));
+                }
+            }
+        }
+
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        // Source ports: per source host, counted from 10000 in flow order.
+        let mut next_sport: BTreeMap<u32, u16> = BTreeMap::new();
+        for (i, spec) in cfg.flows.iter().enumerate() {
+            let src_host = match slots[spec.src.index()] {
+                Slot::Host(h) => h,
+                Slot::Switch(_) => unreachable!("validated: flow endpoints are hosts"),
+            };
+            let sport = next_sport.entry(spec.src.0).or_insert(10_000);
+            let my_sport = *sport;
+            *sport = sport.wrapping_add(1);
+            let line_rate = ports[hosts[src_host as usize].port as usize].rate;
+            let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
+            let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
+            let mut flow = Flow::new(
+                i as u32,
+                spec,
+                src_host,
+                my_sport,
+                (hash, rev_hash),
+                line_rate,
+            );
+            flow.src_port = hosts[src_host as usize].port;
+            if credit_links {
+                flow.vl = sl_to_vl[flow.src_port as usize][usize::from(flow.prio)];
+            }
+            flows.push(flow);
+        }
+
+        let mut arena = if cfg.host.cc.int_multi().is_some() {
+            Arena::with_int()
+        } else {
+            Arena::default()
+        };
+        let buffered = switches.iter().map(Switch::buffer_bytes).sum();
+        arena.reserve(Arena::reservation(buffered, ports.len()));
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            queue: CalendarQueue::default(),
+            ports,
+            switches,
+            hosts,
+            nic_slot: vec![host::NOT_ACTIVE; flows.len()],
+            flows,
+            slots,
+            routes,
+            link_up: vec![true; topo.links.len()],
+            link_ports,
+            arena,
+            red,
+            int_multi: cfg.host.cc.int_multi(),
+            rng_errors: (0..n_ports)
+                .map(|p| Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{p}"))))
+                .collect(),
+            creator: n_ports,
+            counts: vec![0; n_ports as usize + 1],
+            cur_key: 0,
+            part,
+            node_part,
+            outbox: parallel::Mail::default(),
+            flows_to_finish: 0,
+            done_at: None,
+            events: 0,
+            run_events: 0,
+            finished_flows: 0,
+            stop: None,
+            ledger: ByteLedger::default(),
+            drops: BTreeMap::new(),
+            lossless_drops: Vec::new(),
+            pfc_sent: Vec::new(),
+            pfc_received: Vec::new(),
+            queue_samples: Vec::new(),
+            buffer_samples: Vec::new(),
+            rate_samples: Vec::new(),
+            transitions: Vec::with_capacity(16),
+            pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
+            watchdogs: if cfg.switch.watchdog.is_some() {
+                vec![[QueueWatchdog::default(); PRIORITIES]; n_ports as usize]
+            } else {
+                Vec::new()
+            },
+            marking: marking::Marking::default(),
+            credit_links,
+            classes: classes::Classes::of(credit_links, cfg.fabric.class_per_hop),
+            credit_blocks: Vec::new(),
+            credit_culprits: if credit_links {
+                vec![credit::NO_CULPRIT; n_ports as usize * PRIORITIES]
+            } else {
+                Vec::new()
+            },
+            credit_room: u32::from(headroom_mech::credit::blocks(
+                cfg.host.largest_data_frame(),
+                cfg.fabric.credit.block,
+            )),
+            sl_to_vl,
+            arbitration: arbitration::Arbitration::new(
+                cfg.switch.scheduler.arbitration,
+                n_ports as usize,
+                &cfg.flow_apps,
+            ),
+            channels: None,
+            cfg,
+        };
+        if let Some(params) = sim.cfg.fabric.flow_channels {
+            let ports_of: Vec<usize> = sim.switches.iter().map(|s| s.ports().len()).collect();
+            let frame_bytes = sim.cfg.host.largest_data_frame() + sim.cfg.link.frame_overhead;
+            let per_hop = sim.cfg.fabric.class_per_hop;
+            let mut fc = flow_channel::ChannelFabric::new(
+                params,
+                (&ports_of, sim.ports.len()),
+                frame_bytes,
+                (per_hop, reserved),
+            );
+            if let EdgeMatch::Destination { app: true, .. } = params.edge_match {
+                fc.apps = sim.cfg.flow_apps.clone();
+            }
+            if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
+                let from_host: Vec<bool> = sim
+                    .ports
+                    .iter()
+                    .map(|p| {
+                        !p.peer_is_switch && matches!(sim.slots[p.node as usize], Slot::Switch(_))
+                    })
+                    .collect();
+                let first_port = sim.switches.iter().map(|s| s.port(0)).collect();
+                let unit = u64::from(params.unit.max(1));
+                let port_limit = params.port_injection_limit.map(|l| l / unit);
+                let ilids = params.ilid_injection.map(|c| {
+                    let ilid_of_flow = (0..sim.cfg.flows.len())
+                        .map(|f| c.ilid_of(sim.cfg.flow_apps.get(f).copied().unwrap_or(0)))
+                        .collect();
+                    (c.in_units(params.unit), ilid_of_flow)
+                });
+                fc.injection = Some(injection::EdgeInjection::new(
+                    port_limit, ilids, &from_host, first_port,
+                ));
+            }
+            if let crate::config::ChannelRouting::Ugal { threshold } = params.routing {
+                let u = ugal::Ugal::new(&sim.cfg.topology, threshold).map_err(
+                    |ugal::TooManySwitches(n)| ConfigError::Parameter {
+                        field: "fabric.flow_channels.routing",
+                        reason: format!(
+                            "UGAL draws intermediates among the switches hosts hang off, at \
+                             most {}; this network has {n}",
+                            packet::NO_VIA - 1
+                        ),
+                    },
+                )?;
+                fc.ugal = Some(u);
+            }
+            sim.channels = Some(Box::new(fc));
+        }
+        sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
+        for p in 0..sim.ports.len() {
+            let peer = sim.ports[p].peer as usize;
+            let remote =
+                sim.part_of_node(sim.ports[p].node) != sim.part_of_node(sim.ports[peer].node);
+            sim.ports[p].remote = remote;
+        }
+        // The run's own events, in a fixed order: flow starts, stop, link failures, first
+        // sample. Each part schedules the flow starts of its senders, with the keys a
+        // whole run gives them.
+        let mut base_paths = Vec::with_capacity(sim.flows.len());
+        for f in 0..sim.flows.len() {
+            let (ideal, base) = sim.ideal_fct(f);
+            sim.flows[f].ideal_fct = ideal;
+            base_paths.push(base);
+        }
+        sim.configure_congestion_control(base_paths);
+        for f in 0..sim.flows.len() {
+            let start = sim.flows[f].start;
+            if sim.mine(sim.flows[f].src) {
+                sim.flows_to_finish += 1;
+                sim.schedule(start, Event::FlowStart { flow: f as u32 });
+            } else {
+                let run = sim.run_creator() as usize;
+                sim.counts[run] += 1;
+            }
+        }
+        if let Some(t) = sim.cfg.stop_time {
+            sim.schedule(t, Event::Stop);
+        }
+        for i in 0..sim.cfg.link_failures.len() {
+            let t = sim.cfg.link_failures[i].time;
+            sim.schedule(t, Event::LinkDown { failure: i as u32 });
+        }
+        if let Some(iv) = sim.cfg.record.sample_interval {
+            if iv > Time::ZERO {
+                sim.schedule(Time::ZERO, Event::Sample);
+            }
+        }
+        Ok(sim)
+    }
+
+    /// Gives every flow its congestion control, window and notification point, from its
+    /// path's base RTT and bandwidth-delay product or, with a global window, the largest
+    /// of them over all flows.
+    fn configure_congestion_control(&mut self, mut base_paths: Vec<BasePath>) {
+        let host = &self.cfg.host;
+        if host.window.global {
+            let rtt = base_paths.iter().map(|b| b.rtt).max().unwrap_or(Time::ZERO);
+            let bdp = base_paths.iter().map(|b| b.bdp).max().unwrap_or(0);
+            for b in &mut base_paths {
+                b.rtt = rtt;
+                b.bdp = bdp;
+            }
+        }
+        for (fl, base) in self.flows.iter_mut().zip(&base_paths) {
+            fl.set_congestion_control(
+                host.cc.reaction_point(base),
+                host.cc.notification_point(host.cnp_interval, host.cnp_mode),
+                host.window.window(base.bdp),
+            );
+        }
+    }
+
+    /// The FCT of a flow alone on its path at line rate: the first packet store-and-forwarded
+    /// hop by hop, the rest streamed at the bottleneck, and the last ACK's return. And the
+    /// path's base RTT (propagation both ways and one packet's payload serialized per hop,
+    /// as the ns-3 HPCC simulator counts it) and bandwidth-delay product at its bottleneck.
+    fn ideal_fct(&self, f: usize) -> (Time, BasePath) {
+        let fl = &self.flows[f];
+        let h = &self.cfg.host;
+        let overhead = self.cfg.link.frame_overhead;
+        let path = self.path(fl.src_port, NodeId(fl.dst), fl.hash);
+        let first_payload = fl.size.min(h.mtu_payload);
+        // Saturating: a flow may be up to u64::MAX bytes, and its wire bytes then exceed a
+        // u64; the serialization time of that many bytes saturates at Time::MAX anyway.
+        let per_packet = h.header_bytes.saturating_add(overhead);
+        let first = first_payload.saturating_add(per_packet);
+        let packets = fl.size.div_ceil(h.mtu_payload);
+        let rest =
+            (fl.size - first_payload).saturating_add((packets - 1).saturating_mul(per_packet));
+        let mut t = Time::ZERO;
+        let mut bottleneck = Rate(u64::MAX);
+        let mut rtt = Time::ZERO;
+        for &gp in &path {
+            let p = &self.ports[gp as usize];
+            t += p.rate.serialization(first) + p.delay;
+            bottleneck = bottleneck.min(p.rate);
+            rtt += p.delay + p.delay + p.rate.serialization(h.mtu_payload);
+        }
+        t += bottleneck.serialization(rest);
+        let ack = h.ack_bytes + overhead;
+        for &gp in &path {
+            let p = &self.ports[gp as usize];
+            t += p.rate.serialization(ack) + p.delay;
+        }
+        let base = BasePath {
+            line_rate: self.ports[fl.src_port as usize].rate,
+            rtt,
+            bdp: bottleneck.bytes_in(rtt),
+        };
+        (t, base)
+    }
+
+    /// Transmitting ports a packet with `hash` takes from `first` (a host port) to `dst`.
+    fn path(&self, first: u32, dst: NodeId, hash: u64) -> Vec<u32> {
+        let mut path = vec![first];
+        let mut port = first;
+        for _ in 0..self.slots.len() {
+            let next_node = self.ports[self.ports[port as usize].peer as usize].node;
+            let Slot::Switch(s) = self.slots[next_node as usize] else {
+                break;
+            };
+            let Some(local) = self.egress_local(next_node, dst.0, hash) else {
+                break;
+            };
+            port = self.switches[s as usize].port(local);
+            path.push(port);
+        }
+        path
+    }
+}
