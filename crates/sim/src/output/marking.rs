@@ -5,7 +5,8 @@
 //! departures; `marks.csv` rows are in (time, node, port, queue) order, as the run
 //! recorded them.
 
-use super::{format_ns, ns_f64};
+use super::format_ns;
+use super::summary::ns_f64;
 use crate::config::SimConfig;
 use crate::results::{MarkSample, RunResults};
 use headroom_mech::congestion_point::state_index;
