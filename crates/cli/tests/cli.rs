@@ -312,20 +312,22 @@ fn bench_runs_a_scenario_file() {
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/flow-channels/fig6a-chain.toml");
     let dir = tempfile::tempdir().expect("tempdir");
-    let o = headroom(
-        &[
+    // `bench --scenario <example> --threads 1 --json` with `extra` options: its JSON.
+    let bench = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
             "bench",
             "--scenario",
             example.to_str().expect("utf-8 path"),
             "--threads",
             "1",
             "--json",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_slice(&o.stdout).expect("one JSON object on stdout");
+        ];
+        args.extend_from_slice(extra);
+        let o = headroom(&args, dir.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).expect("one JSON object on stdout")
+    };
+    let v = bench(&[]);
     assert_eq!(v["hosts"], 12);
     assert_eq!(v["flows"], 11);
     assert_eq!(v["threads"], 1);
@@ -344,22 +346,7 @@ fn bench_runs_a_scenario_file() {
         "bench writes no files"
     );
     // On flow channels it reports the tables: the eleven flows all cross the last switch.
-    let o = headroom(
-        &[
-            "bench",
-            "--scenario",
-            example.to_str().expect("utf-8 path"),
-            "--flow-control",
-            "flow-channels",
-            "--threads",
-            "1",
-            "--json",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_slice(&o.stdout).expect("one JSON object on stdout");
+    let v = bench(&["--flow-control", "flow-channels"]);
     assert_eq!(v["flow_table_peak_channels"], 11, "{v}");
     assert!(v["flow_table_bytes_at_peak"].as_u64() > Some(0), "{v}");
 }
