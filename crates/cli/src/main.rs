@@ -56,7 +56,8 @@ enum Command {
     PlanBuffer(plan_buffer::PlanBufferArgs),
     /// Generate a flow list (ns-3 HPCC simulator format) from a size distribution.
     Workload(workload_cmd::WorkloadArgs),
-    /// Run the reference benchmark and report wall time, events/s and peak RSS.
+    /// Run the reference benchmark and report wall time, events/s and peak RSS (and, on
+    /// flow channels, the flow tables at their peak).
     Bench(bench::BenchArgs),
     /// SONiC dynamic buffer planner: plan, diff, show and config on config_db.json files.
     Sonic(sonic::SonicArgs),

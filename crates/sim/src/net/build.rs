@@ -16,7 +16,7 @@ use super::{
     arbitration, classes, credit, flow_channel, host, injection, marking, packet, parallel,
     stream_seed, ugal, victim, SimError, Simulation, Slot,
 };
-use crate::config::{BasePath, ConfigError, EdgeMatch, SimConfig};
+use crate::config::{BasePath, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event};
 use crate::results::ByteLedger;
 use crate::routing::{self, Routes};
@@ -316,9 +316,6 @@ impl Simulation {
                 frame_bytes,
                 (per_hop, reserved),
             );
-            if let EdgeMatch::Destination { app: true, .. } = params.edge_match {
-                fc.apps = sim.cfg.flow_apps.clone();
-            }
             if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
                 let from_host: Vec<bool> = sim
                     .ports

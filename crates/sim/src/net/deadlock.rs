@@ -259,7 +259,7 @@ impl Simulation {
                 let port = &self.ports[gp as usize];
                 let out = first + u32::from(out_local);
                 let to_host = !self.ports[out as usize].peer_is_switch;
-                let arrival = fc.arrival(port.peer_is_switch, pk);
+                let arrival = fc.arrival(port.peer_is_switch, pk, &self.cfg.flow_apps);
                 let class = self.egress_class((gp, out), pk);
                 let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host, class))
                 else {

@@ -124,7 +124,7 @@ impl Simulation {
             // Every flow of the host on the frame's flow's channel.
             let key_of = |f: u32| {
                 let fl = &self.flows[f as usize];
-                fc.flow_key(f, fl.dst, fl.prio)
+                fc.flow_key(f, fl.dst, fl.prio, &self.cfg.flow_apps)
             };
             let key = key_of(pk.flow);
             let flows: Vec<u32> = self.hosts[h as usize]

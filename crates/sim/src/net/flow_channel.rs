@@ -105,9 +105,6 @@ pub(super) struct ChannelFabric {
     pub(super) wire: Vec<VecDeque<AckEntry>>,
     /// Frames waiting for a channel.
     pub(super) waits: ChannelWaits,
-    /// Per flow, its application, when the edge matches by application (empty otherwise,
-    /// and for a run whose flows are all of application 0).
-    pub(super) apps: Vec<u8>,
     /// Channels in use, all switches.
     in_use: u64,
     /// The flows are all done: the run ends when the last channel is released.
@@ -193,7 +190,6 @@ impl ChannelFabric {
             pending: vec![PendingAcks::default(); ports],
             wire: vec![VecDeque::new(); ports],
             waits: ChannelWaits::new(ports, ports_of.len(), per_hop),
-            apps: Vec::new(),
             in_use: 0,
             draining: false,
             stats: ChannelStats::default(),
@@ -236,15 +232,11 @@ impl ChannelFabric {
         self.params.edge_match
     }
 
-    /// How a data frame from a host names its channel at the ingress edge.
-    fn edge_key(&self, pk: &Packet) -> u64 {
-        self.flow_key(pk.flow, pk.dst, pk.sl)
-    }
-
     /// The ingress edge's key of flow `flow` to host `dst` in traffic class `sl`: the flow
     /// itself, or its destination with the parts of the match (class, application) in the
-    /// bits above a host id's.
-    pub(super) fn flow_key(&self, flow: u32, dst: u32, sl: u8) -> u64 {
+    /// bits above a host id's. `apps`: every flow's application
+    /// ([`crate::config::SimConfig::flow_apps`]).
+    pub(super) fn flow_key(&self, flow: u32, dst: u32, sl: u8, apps: &[u8]) -> u64 {
         match self.params.edge_match {
             EdgeMatch::Flow => u64::from(flow),
             EdgeMatch::Destination { class, app } => {
@@ -253,7 +245,7 @@ impl ChannelFabric {
                     key |= u64::from(sl) << 32;
                 }
                 if app {
-                    key |= u64::from(self.apps.get(flow as usize).copied().unwrap_or(0)) << 40;
+                    key |= u64::from(apps.get(flow as usize).copied().unwrap_or(0)) << 40;
                 }
                 key
             }
@@ -261,12 +253,12 @@ impl ChannelFabric {
     }
 
     /// How the data frame `pk` names its channel on arrival (`from_switch`: on a link from
-    /// another switch).
-    pub(super) fn arrival(&self, from_switch: bool, pk: &Packet) -> Arrival {
+    /// another switch; `apps` as for [`ChannelFabric::flow_key`]).
+    pub(super) fn arrival(&self, from_switch: bool, pk: &Packet, apps: &[u8]) -> Arrival {
         if from_switch {
             Arrival::Link(pk.channel)
         } else {
-            Arrival::Edge(self.edge_key(pk))
+            Arrival::Edge(self.flow_key(pk.flow, pk.dst, pk.sl, apps))
         }
     }
 }
@@ -319,7 +311,11 @@ impl Simulation {
     pub(super) fn channel_egress(&self, s: u32, port: u32, pk: &Packet) -> Option<u16> {
         let fc = self.channels.as_deref()?;
         let in_local = self.ports[port as usize].local;
-        let arrival = fc.arrival(self.ports[port as usize].peer_is_switch, pk);
+        let arrival = fc.arrival(
+            self.ports[port as usize].peer_is_switch,
+            pk,
+            &self.cfg.flow_apps,
+        );
         if let Some(out) = fc.tables[s as usize].pinned(in_local, arrival) {
             return Some(out);
         }
@@ -390,7 +386,7 @@ impl Simulation {
         };
         // Only an output towards a switch, with reroutes on, is watched for overload.
         let watched = !to_host && fc.params.reroute.is_some();
-        let arrival = fc.arrival(from_switch, &pk);
+        let arrival = fc.arrival(from_switch, &pk, &self.cfg.flow_apps);
         let table = &mut fc.tables[s as usize];
         let units = table.units(u64::from(pk.size));
         match table.receive(in_local, arrival, units, (out_local, to_host, class)) {

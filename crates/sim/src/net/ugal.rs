@@ -159,7 +159,7 @@ impl Simulation {
             }
         } else {
             let in_local = self.ports[port as usize].local;
-            let arrival = fc.arrival(false, pk);
+            let arrival = fc.arrival(false, pk, &self.cfg.flow_apps);
             if fc.tables[s as usize].pinned(in_local, arrival).is_some() {
                 return;
             }

@@ -81,8 +81,8 @@
 //! - `incast-poisson`: `load` in (0, 1], `fan_in`, `size`, `start`, `duration`, `prio`,
 //!   `hosts`, `seed_offset` (fan-ins to random receivers from senders on other leaves);
 //! - `incast`: `senders` (a list of ids, or a stride or `"all"` less the receiver) or
-//!   `sender_count = N` (the first N hosts other than the receiver, in id order), `receiver`, `size`, `start`, `repeat = { interval, count }`,
-//!   `prio`;
+//!   `sender_count = N` (the first N hosts other than the receiver, in id order),
+//!   `receiver`, `size`, `start`, `repeat = { interval, count }`, `prio`;
 //! - `permutation`: `size`, `start`, `prio`, `hosts`, `seed_offset`;
 //! - `all-to-all`: `size`, `start`, `prio`, `hosts`;
 //! - `flow-file`: `file` (the ns-3 HPCC flow list format);
