@@ -92,7 +92,8 @@ pub struct Port {
     /// Per egress queue, when its head packet's last bit has arrived (its `ready_at`; the
     /// head of a switch admitting at the first bit may still be arriving). Kept here so that
     /// the scheduler, which looks at every eligible queue's head, reads no packet it does not
-    /// send. Meaningless while the queue is empty.
+    /// send; `READY_UNREAD` until the scheduler first looks at a new head. Meaningless while
+    /// the queue is empty.
     pub head_ready: [Time; PRIORITIES],
     /// Frames sent.
     pub tx_frames: u64,
@@ -192,16 +193,25 @@ impl Port {
         }
     }
 
-    /// Queue `q` lost its head (sent or dropped): note when the new head is complete, or
-    /// that the queue is empty.
+    /// Queue `q` lost its head (sent or dropped): start loading the new head, whose
+    /// `ready_at` the scheduler reads when it next looks at the queue (by then the load has
+    /// landed, instead of stalling the dequeue that is under way), or note that the queue
+    /// is empty.
     #[inline]
     pub(super) fn head_removed(&mut self, q: usize, arena: &Arena) {
         match self.queues[q].fifo.front() {
-            Some(head) => self.head_ready[q] = arena.get(head).ready_at,
+            Some(head) => {
+                super::prefetch(arena.get(head));
+                self.head_ready[q] = READY_UNREAD;
+            }
             None => self.nonempty &= !(1 << q),
         }
     }
 }
+
+/// `Port::head_ready` of a queue whose head's `ready_at` is still to be read (no frame
+/// arrives at the end of time).
+const READY_UNREAD: Time = Time::MAX;
 
 /// The `prio` of a `PfcRefresh` event that refreshes a port-level pause.
 const PORT_LEVEL: u8 = PRIORITIES as u8;
@@ -422,7 +432,14 @@ impl Simulation {
                 Gate::UntilSignal => continue,
             }
             // The head may still be arriving (admitted at its first bit).
-            let ready = p.head_ready[usize::from(q)];
+            let mut ready = p.head_ready[usize::from(q)];
+            if ready == READY_UNREAD {
+                ready = p.queues[usize::from(q)]
+                    .fifo
+                    .front()
+                    .map_or(Time::ZERO, |pk| self.arena.get(pk).ready_at);
+                p.head_ready[usize::from(q)] = ready;
+            }
             debug_assert_eq!(
                 Some(ready),
                 p.queues[usize::from(q)]
