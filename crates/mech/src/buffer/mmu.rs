@@ -35,7 +35,9 @@
 //! changes nothing: an admission or release of private cells (see
 //! `Mmu::private_skips_evaluate`), and any event that leaves the free cells between the
 //! levels at which some PG or port would change state; a re-evaluation that cannot be
-//! skipped revisits only the ports whose levels were crossed (module `evaluate`).
+//! skipped revisits only the ports whose levels were crossed and those where headroom was
+//! taken or emptied or a PG emptied (module `evaluate`). Where each packet's cells go is
+//! module `admission`.
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
 //! then private (its [`Placement`] records only where it was admitted and how many cells).
@@ -46,6 +48,7 @@
 //! - shared occupancy never exceeds the shared pool, headroom never exceeds its limits;
 //! - transitions of a PG (and of a port) alternate pause/resume, starting with pause.
 
+mod admission;
 mod evaluate;
 
 use super::alpha::Alpha;
@@ -341,10 +344,17 @@ pub struct Mmu {
     /// `xoff_free_bound` is an upper bound on the first levels (raised by every shared
     /// admission), `resume_free_bound` a lower bound on the second (lowered by every shared
     /// release; infinite when nothing is paused). `scan_needed`: something happened that
-    /// only a scan handles (headroom taken or emptied, a PG or port emptied).
+    /// only a scan of every congested PG handles (the shared pool resized by a grant).
     xoff_free_bound: f64,
     resume_free_bound: f64,
     scan_needed: bool,
+    /// Ingress ports where something happened that only a visit of their PGs handles
+    /// (headroom taken or emptied, a PG emptied): the next evaluation visits their PGs
+    /// besides those of the ports whose own levels the free cells crossed. One bit per port
+    /// (`port_mask`, also marking the crossed ports during a scan), and the flagged ports in
+    /// a list.
+    flagged: Vec<u32>,
+    port_mask: Box<[u64]>,
     /// Per ingress port, the same two levels over its PGs in `active` alone (not its DSH
     /// port-level state, which every scan visits): a scan rescans only the ports whose own
     /// levels the free cells crossed.
@@ -495,6 +505,8 @@ impl Mmu {
             xoff_free_bound: 0.0,
             resume_free_bound: f64::INFINITY,
             scan_needed: false,
+            flagged: Vec::new(),
+            port_mask: vec![0; ports.div_ceil(64)].into_boxed_slice(),
             port_xoff_bound: vec![0.0; ports].into_boxed_slice(),
             port_resume_bound: vec![f64::INFINITY; ports].into_boxed_slice(),
             active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
@@ -534,234 +546,6 @@ impl Mmu {
     /// The current threshold of a PG on `port` (dynamic, or the static XOFF), in cells.
     pub fn threshold_cells(&self, port: usize) -> u64 {
         self.threshold(port, self.free_shared() as f64)
-    }
-
-    /// Where a lossless packet of `cells` arriving on `pgi` goes, or why it cannot.
-    fn lossless_region(&self, port: usize, pgi: usize, cells: u32) -> Result<Region, DropCause> {
-        let pg = self.pgs[pgi];
-        let eta = self.headroom_cells[port];
-        let shared_fits = self.free_shared() >= u64::from(cells);
-        match self.scheme {
-            HeadroomScheme::Sih { reservation } => {
-                if !pg.xoff && shared_fits {
-                    return Ok(Region::Shared);
-                }
-                let port_ok = reservation == Reservation::PerPg
-                    || self.port_state[port].headroom + cells <= eta;
-                if pg.headroom + cells <= eta && port_ok {
-                    Ok(Region::Headroom)
-                } else {
-                    Err(DropCause::HeadroomExhausted)
-                }
-            }
-            HeadroomScheme::Shp { .. } => {
-                if !pg.xoff && shared_fits {
-                    Ok(Region::Shared)
-                } else if pg.headroom + cells > eta {
-                    Err(DropCause::HeadroomExhausted)
-                } else if self.hpool_used + u64::from(cells) > self.hpool {
-                    Err(DropCause::HeadroomPoolExhausted)
-                } else {
-                    Ok(Region::Headroom)
-                }
-            }
-            HeadroomScheme::Dsh { .. } => {
-                let ps = self.port_state[port];
-                if !ps.poff && shared_fits {
-                    Ok(Region::Shared)
-                } else if ps.headroom + cells <= eta {
-                    Ok(Region::Headroom)
-                } else {
-                    Err(DropCause::HeadroomExhausted)
-                }
-            }
-        }
-    }
-
-    /// Admits a packet of `bytes` arriving on (`in_port`, `prio`) for egress queue
-    /// (`out_port`, `queue`), or says why it is dropped. The queue is the packet's class
-    /// at egress: its priority under PFC, the VL its output port maps its service level to
-    /// on credit links. PFC transitions it causes anywhere in the switch are appended to
-    /// `out`.
-    #[inline]
-    pub fn admit(
-        &mut self,
-        in_port: usize,
-        out_port: usize,
-        (prio, queue): (u8, u8),
-        bytes: u64,
-        out: &mut Vec<Transition>,
-    ) -> Result<Placement, DropCause> {
-        let cells = self.cells_for(bytes);
-        let pgi = in_port * PRIORITIES + usize::from(prio);
-        let qi = out_port * PRIORITIES + usize::from(queue);
-        let lossless = self.is_lossless(prio);
-        let pg = self.pgs[pgi];
-        let dsh_poff =
-            matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
-        let has_private = self.private_pgs & (1 << prio) != 0;
-        let region = if pg.private + cells <= self.private_cells
-            && has_private
-            && !(lossless && dsh_poff)
-            && (!self.private_per_port || pg.private + cells <= self.private_cap[pgi])
-        {
-            Region::Private
-        } else if lossless {
-            self.lossless_region(in_port, pgi, cells)?
-        } else {
-            let limit = self.free_shared() as f64 * self.egress_alpha;
-            if f64::from(self.egress[qi] + cells) > limit {
-                return Err(DropCause::EgressThreshold);
-            }
-            if self.free_shared() < u64::from(cells) {
-                return Err(DropCause::BufferFull);
-            }
-            Region::Shared
-        };
-        let pg = &mut self.pgs[pgi];
-        match region {
-            Region::Private => {
-                pg.private += cells;
-                self.private_used += u64::from(cells);
-            }
-            Region::Shared => {
-                pg.shared += cells;
-                pg.peak_shared = pg.peak_shared.max(pg.shared);
-                self.shared_used += u64::from(cells);
-                if lossless {
-                    let pg = *pg;
-                    self.port_state[in_port].shared += u64::from(cells);
-                    let need = self.pause_level(in_port, pg, self.port_state[in_port].shared);
-                    if need > self.xoff_free_bound {
-                        self.xoff_free_bound = need;
-                    }
-                    if need > self.port_xoff_bound[in_port] {
-                        self.port_xoff_bound[in_port] = need;
-                    }
-                }
-            }
-            Region::Headroom => {
-                // Headroom held pauses its PG (SIH, SHP) or port (DSH's insurance) and keeps
-                // it paused; it is not shared, so no threshold moves. Only a PG or port not
-                // yet paused needs the scan.
-                let paused = match self.scheme {
-                    HeadroomScheme::Dsh { .. } => self.port_state[in_port].poff,
-                    HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => pg.xoff,
-                };
-                if !paused {
-                    self.scan_needed = true;
-                }
-                pg.headroom += cells;
-                pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
-                self.headroom_used += u64::from(cells);
-                let ps = &mut self.port_state[in_port];
-                ps.headroom += cells;
-                ps.peak_headroom = ps.peak_headroom.max(ps.headroom);
-                if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
-                    self.hpool_used += u64::from(cells);
-                }
-            }
-        }
-        self.egress[qi] += cells;
-        self.allocated += u64::from(cells);
-        self.peak_used = self.peak_used.max(self.used_cells());
-        if lossless && region != Region::Private {
-            if !self.in_active[pgi] {
-                self.in_active[pgi] = true;
-                self.active_pos[pgi] = self.active.len() as u32;
-                self.active.push(pgi as u32);
-            }
-            if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !self.in_active_port[in_port] {
-                self.in_active_port[in_port] = true;
-                self.active_ports.push(in_port as u32);
-            }
-        }
-        if region != Region::Private || !self.private_skips_evaluate {
-            self.evaluate(out);
-        }
-        Ok(Placement { region, cells })
-    }
-
-    /// Releases a packet admitted with `placement` (it left the switch). Its cells are freed
-    /// from its PG in LIFO order: headroom first, then shared, then private (the packets that
-    /// arrived last, into headroom, are conceptually the ones still queued behind it). This
-    /// lets a paused PG leave XOFF as soon as its backlog shrinks, instead of waiting for the
-    /// headroom packets at the tail of its queue.
-    #[inline]
-    pub fn release(
-        &mut self,
-        in_port: usize,
-        out_port: usize,
-        (prio, queue): (u8, u8),
-        placement: Placement,
-        out: &mut Vec<Transition>,
-    ) {
-        let pgi = in_port * PRIORITIES + usize::from(prio);
-        let qi = out_port * PRIORITIES + usize::from(queue);
-        let cells = placement.cells;
-        let pg = &mut self.pgs[pgi];
-        if pg.headroom == 0 && pg.shared == 0 {
-            // Nothing above the private cells: all of them are private (the common case).
-            debug_assert!(
-                cells <= pg.private,
-                "releasing more cells than the PG holds"
-            );
-            pg.private -= cells;
-            self.private_used -= u64::from(cells);
-            self.egress[qi] -= cells;
-            self.freed += u64::from(cells);
-            if !self.private_skips_evaluate {
-                self.evaluate(out);
-            }
-            return;
-        }
-        let lossless = self.lossless & (1 << prio) != 0;
-        let shp = matches!(self.scheme, HeadroomScheme::Shp { .. });
-        let h = cells.min(pg.headroom);
-        let sh = (cells - h).min(pg.shared);
-        pg.headroom -= h;
-        pg.shared -= sh;
-        if h > 0 || (lossless && sh > 0) {
-            // Only then does the port's state change (most releases are private cells).
-            let ps = &mut self.port_state[in_port];
-            ps.headroom -= h;
-            if lossless {
-                ps.shared -= u64::from(sh);
-            }
-            if h > 0 && pg.headroom == 0 {
-                // A PG (or DSH port) resumes only without headroom held: only a scan sees it.
-                self.scan_needed = true;
-            } else if lossless && sh > 0 && (pg.xoff || ps.poff) {
-                // Less shared held lowers the level at which a paused PG or port resumes.
-                let (pg, ps) = (*pg, *ps);
-                let level = self.resume_level(in_port, pg, ps);
-                if level < self.resume_free_bound {
-                    self.resume_free_bound = level;
-                }
-                if level < self.port_resume_bound[in_port] {
-                    self.port_resume_bound[in_port] = level;
-                }
-            }
-        }
-        let pg = &mut self.pgs[pgi];
-        self.headroom_used -= u64::from(h);
-        if shp {
-            self.hpool_used -= u64::from(h);
-        }
-        self.shared_used -= u64::from(sh);
-        let pr = cells - h - sh;
-        if pg.headroom == 0 && pg.shared == 0 {
-            // The PG may leave the active list: the next evaluation must scan.
-            self.scan_needed = true;
-        }
-        debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
-        pg.private -= pr;
-        self.private_used -= u64::from(pr);
-        self.egress[qi] -= cells;
-        self.freed += u64::from(cells);
-        if pr != cells || !self.private_skips_evaluate {
-            self.evaluate(out);
-        }
     }
 
     /// Occupancy of a PG.
@@ -829,49 +613,6 @@ impl Mmu {
     /// Cells reserved for headroom (per-PG eta, the SHP pool, or DSH insurance).
     pub fn headroom_reserved_cells(&self) -> u64 {
         self.total_cells - self.shared_pool - self.reserved_private
-    }
-
-    /// Grants PG (`port`, `pg`) private cells from the shared pool by the dynamic
-    /// threshold, as a shared-buffer switch grants credits: `base + alpha_port × free
-    /// shared cells`, kept within `min..=max` (`min`: what the PG has already promised, which
-    /// it never gives up) and within what the pool can give. Growing takes free shared
-    /// cells out of the pool, shrinking gives back what the PG does not hold; every other
-    /// PG's threshold moves with the pool, and the PFC transitions that causes are appended
-    /// to `out`. Returns the PG's private cells now.
-    pub fn grant_private(
-        &mut self,
-        port: usize,
-        pg: u8,
-        (min, base, max): (u32, u32, u32),
-        out: &mut Vec<Transition>,
-    ) -> u32 {
-        let pgi = port * PRIORITIES + usize::from(pg);
-        let cap = self.private_cap[pgi];
-        let share = self.threshold_cells(port);
-        let wanted = (u64::from(base) + share).min(u64::from(max));
-        let wanted = wanted
-            .max(u64::from(min))
-            .max(u64::from(self.pgs[pgi].private));
-        let new = if wanted > u64::from(cap) {
-            u64::from(cap) + (wanted - u64::from(cap)).min(self.free_shared())
-        } else {
-            wanted
-        };
-        // At most `max(max, min, cap)`: u32.
-        let new = u32::try_from(new).unwrap_or(u32::MAX);
-        if new == cap {
-            return cap;
-        }
-        self.shared_pool = self.shared_pool + u64::from(cap) - u64::from(new);
-        self.reserved_private = self.reserved_private + u64::from(new) - u64::from(cap);
-        self.private_cap[pgi] = new;
-        // The uniform fast check stays an upper bound of every PG's private cells.
-        self.private_per_port = true;
-        self.private_cells = self.private_cells.max(new);
-        self.private_pgs |= 1 << pg;
-        self.scan_needed = true;
-        self.evaluate(out);
-        new
     }
 
     /// Private cells PG (`port`, `pg`) may hold.
@@ -972,9 +713,8 @@ impl Mmu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
-    fn cfg(ports: usize) -> MmuConfig {
+    pub(super) fn cfg(ports: usize) -> MmuConfig {
         MmuConfig {
             cell_bytes: 100,
             buffer_bytes: 100_000,
@@ -1010,61 +750,6 @@ mod tests {
         assert!(offset_of!(Mmu, private_pgs) < 128);
     }
 
-    /// A switch whose ports differ (PFC and credit ports): each PG gets its own port's
-    /// private space, and only the PGs that have it.
-    #[test]
-    fn ports_may_have_their_own_private_space() {
-        let mut c = cfg(2);
-        c.private[1] = PrivateReservation {
-            bytes: 1_000,
-            pgs: 0b0000_1111,
-        };
-        let mut m = Mmu::new(&c).expect("fits");
-        // 1000 cells - port 0: 8 PGs x 2 - port 1: 4 PGs x 10 - 2 ports x 10 headroom.
-        assert_eq!(m.shared_pool_cells(), 1000 - 16 - 40 - 20);
-        assert_eq!(m.headroom_reserved_cells(), 20);
-        let mut tr = Vec::new();
-        for _ in 0..10 {
-            let p = m.admit(1, 0, (2, 2), 100, &mut tr).expect("private");
-            assert_eq!(p.region, Region::Private);
-        }
-        let p = m.admit(1, 0, (2, 2), 100, &mut tr).expect("shared");
-        assert_eq!(p.region, Region::Shared);
-        // PG 5 of port 1 has no private cells; PG 5 of port 0 has two.
-        let p = m.admit(1, 0, (5, 5), 100, &mut tr).expect("shared");
-        assert_eq!(p.region, Region::Shared);
-        let p = m.admit(0, 1, (5, 5), 100, &mut tr).expect("private");
-        assert_eq!(p.region, Region::Private);
-    }
-
-    /// Credits granted from the shared buffer: a PG's private cells grow by the dynamic
-    /// threshold out of the pool, never below what it promised, and shrink back.
-    #[test]
-    fn private_cells_are_granted_by_the_dynamic_threshold() {
-        let mut m = Mmu::new(&cfg(2)).expect("fits");
-        let pool = m.shared_pool_cells(); // 1000 - 32 private - 20 headroom
-        assert_eq!(pool, 948);
-        let mut tr = Vec::new();
-        // alpha 1: base 2 + 948 free, at most 500.
-        assert_eq!(m.grant_private(0, 3, (0, 2, 500), &mut tr), 500);
-        assert_eq!(m.shared_pool_cells(), pool - 498);
-        assert_eq!(m.private_cap(0, 3), 500);
-        assert_eq!(m.private_cap(1, 3), 2);
-        // Another PG gets alpha x what is left: 2 + 450.
-        assert_eq!(m.grant_private(1, 3, (0, 2, 10_000), &mut tr), 452);
-        assert_eq!(m.shared_pool_cells(), 0);
-        for _ in 0..450 {
-            let p = m.admit(0, 1, (3, 3), 100, &mut tr).expect("granted");
-            assert_eq!(p.region, Region::Private);
-        }
-        m.check_conservation().expect("conserved");
-        // Nothing free: the grant shrinks to what the PG holds and has promised.
-        assert_eq!(m.grant_private(0, 3, (480, 2, 500), &mut tr), 480);
-        assert_eq!(m.grant_private(0, 3, (0, 2, 500), &mut tr), 450);
-        assert_eq!(m.shared_pool_cells(), 50);
-        m.check_conservation().expect("conserved");
-    }
-
     #[test]
     fn reservations_shrink_the_shared_pool() {
         let m = Mmu::new(&cfg(4)).expect("fits");
@@ -1092,281 +777,6 @@ mod tests {
     }
 
     #[test]
-    fn fills_private_then_shared_then_pauses_into_headroom() {
-        let mut m = Mmu::new(&cfg(2)).expect("fits");
-        let mut tr = Vec::new();
-        let p = |m: &mut Mmu, tr: &mut Vec<Transition>| m.admit(0, 1, (3, 3), 100, tr);
-        assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
-        assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Private));
-        // Pool = 1000 - 32 - 2*10 = 948 cells; alpha 1: XOFF once omega >= 948 - omega.
-        let mut n = 0;
-        while tr.is_empty() {
-            assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Shared));
-            n += 1;
-        }
-        assert_eq!(n, 474, "omega = 474 >= T = 948 - 474");
-        assert_eq!(
-            tr,
-            vec![Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: true
-            }]
-        );
-        // Now in XOFF: arrivals go to headroom, 10 cells of it, then drop.
-        for _ in 0..10 {
-            assert_eq!(p(&mut m, &mut tr).map(|p| p.region), Ok(Region::Headroom));
-        }
-        assert_eq!(p(&mut m, &mut tr), Err(DropCause::HeadroomExhausted));
-        assert_eq!(tr.len(), 1);
-        m.check_conservation().expect("conserved");
-    }
-
-    #[test]
-    fn resumes_below_threshold_minus_offset_after_headroom_drains() {
-        let mut m = Mmu::new(&cfg(2)).expect("fits");
-        let mut tr = Vec::new();
-        let mut placed = Vec::new();
-        while tr.is_empty() {
-            placed.push(m.admit(0, 1, (3, 3), 100, &mut tr).expect("admitted"));
-        }
-        let h = m.admit(0, 1, (3, 3), 100, &mut tr).expect("headroom");
-        assert_eq!(h.region, Region::Headroom);
-        tr.clear();
-        // Releasing shared cells alone does not resume while headroom is held.
-        let last = placed.pop().expect("some");
-        m.release(0, 1, (3, 3), last, &mut tr);
-        assert!(tr.is_empty());
-        m.release(0, 1, (3, 3), h, &mut tr);
-        // omega = 473, T = 948 - 473 = 475: 473 + 2 > 475? no: 475 <= 475 resumes.
-        assert_eq!(
-            tr,
-            vec![Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: false
-            }]
-        );
-        m.check_conservation().expect("conserved");
-    }
-
-    #[test]
-    fn another_port_filling_the_buffer_pauses_an_idle_queue() {
-        let mut c = cfg(3);
-        c.alpha = vec![Alpha::from_value(0.25).expect("positive"); 3];
-        let mut m = Mmu::new(&c).expect("fits");
-        let mut tr = Vec::new();
-        // Port 0 holds some shared cells well below its threshold.
-        for _ in 0..2 + 150 {
-            m.admit(0, 2, (3, 3), 100, &mut tr).expect("admitted");
-        }
-        assert!(tr.is_empty());
-        // Port 1 (lossy priority 0) fills the buffer: T of port 0 falls below its omega.
-        let mut k = 0;
-        while tr.is_empty() && k < 2_000 {
-            if m.admit(1, 2, (0, 0), 100, &mut tr).is_err() {
-                break;
-            }
-            k += 1;
-        }
-        assert_eq!(
-            tr,
-            vec![Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: true
-            }]
-        );
-    }
-
-    #[test]
-    fn shp_drops_when_the_pool_runs_out() {
-        let mut c = cfg(3);
-        c.lossless = 0b0001_1000;
-        c.scheme = HeadroomScheme::Shp { pool_bytes: 1_500 };
-        let mut m = Mmu::new(&c).expect("fits");
-        // 1000 cells - 3 * 8 * 2 private - 15 pool cells.
-        assert_eq!(m.shared_pool_cells(), 1000 - 48 - 15);
-        assert_eq!(m.headroom_reserved_cells(), 15);
-        let mut tr = Vec::new();
-        // Drive two PGs into XOFF, then into headroom: 15 pool cells for 2 x 10 of eta.
-        for prio in [3u8, 4] {
-            while !tr
-                .iter()
-                .any(|t| matches!(t, Transition::Queue { prio: p, pause: true, .. } if *p == prio))
-            {
-                m.admit(0, 2, (prio, prio), 100, &mut tr).expect("shared");
-            }
-        }
-        let mut dropped = None;
-        for k in 0..20 {
-            if let Err(e) = m.admit(0, 2, (3 + (k % 2) as u8, 3 + (k % 2) as u8), 100, &mut tr) {
-                dropped = Some(e);
-                break;
-            }
-        }
-        assert_eq!(dropped, Some(DropCause::HeadroomPoolExhausted));
-        m.check_conservation().expect("conserved");
-    }
-
-    #[test]
-    fn dsh_queue_and_port_state_machines() {
-        let mut c = cfg(2);
-        c.lossless = 0b0001_1000; // Nq = 2
-        c.private.iter_mut().for_each(|r| r.bytes = 0);
-        c.alpha = vec![Alpha::from_value(0.5).expect("positive"); 2];
-        c.headroom_bytes = vec![2_000; 2]; // eta = 20 cells per port
-        c.scheme = HeadroomScheme::Dsh {
-            delta_q_bytes: 300,
-            delta_p_bytes: 300,
-        };
-        let mut m = Mmu::new(&c).expect("fits");
-        // Insurance only per port: 1000 - 2 * 20.
-        assert_eq!(m.shared_pool_cells(), 960);
-        let mut tr = Vec::new();
-        let mut placed = Vec::new();
-        // Queue level: QOFF once omega > T - eta, T = 0.5 * (960 - omega).
-        while tr.is_empty() {
-            placed.push(m.admit(0, 1, (3, 3), 100, &mut tr).expect("admitted"));
-        }
-        let omega = u64::from(m.pg(0, 3).shared);
-        let t = (960 - omega) / 2;
-        assert!(
-            omega > t - 20 && omega - 1 <= (961 - omega) / 2 - 20,
-            "omega {omega}, T {t}"
-        );
-        assert_eq!(
-            tr,
-            vec![Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: true
-            }]
-        );
-        tr.clear();
-        // QOFF arrivals still go to shared (shared headroom), until the port sum crosses
-        // Nq x T: then the whole port pauses and arrivals go to insurance.
-        let mut port_paused = false;
-        for _ in 0..2_000 {
-            let p = m
-                .admit(0, 1, (3, 3), 100, &mut tr)
-                .expect("lossless is never dropped here");
-            placed.push(p);
-            if tr.contains(&Transition::Port {
-                port: 0,
-                pause: true,
-            }) {
-                port_paused = true;
-                break;
-            }
-            assert_eq!(p.region, Region::Shared);
-        }
-        assert!(port_paused, "the port never paused");
-        let sum = m.port(0).shared;
-        assert!(sum > 2 * ((960 - sum) / 2), "POFF only above Nq x T");
-        let p = m.admit(0, 1, (4, 4), 100, &mut tr).expect("insurance");
-        assert_eq!(
-            p.region,
-            Region::Headroom,
-            "POFF arrivals use the insurance"
-        );
-        placed.push(p);
-        // Draining: the port resumes only once the insurance is empty and the sum is below
-        // Xpon; the queue resumes below T - eta - delta_q.
-        tr.clear();
-        while let Some(p) = placed.pop() {
-            let prio = if p.region == Region::Headroom { 4 } else { 3 };
-            m.release(0, 1, (prio, prio), p, &mut tr);
-            if let Some(i) = tr.iter().position(|t| {
-                *t == Transition::Port {
-                    port: 0,
-                    pause: false,
-                }
-            }) {
-                assert_eq!(m.port(0).headroom, 0);
-                let sum = m.port(0).shared;
-                assert!(sum < 2 * ((960 - sum) / 2) - 3, "PON below Xpon");
-                tr.remove(i);
-            }
-        }
-        assert!(tr.contains(&Transition::Queue {
-            port: 0,
-            prio: 3,
-            pause: false
-        }));
-        m.check_conservation().expect("conserved");
-    }
-
-    #[test]
-    fn dsh_leaves_more_shared_buffer_than_sih() {
-        let mut c = cfg(32);
-        c.buffer_bytes = 1_000_000;
-        c.lossless = 0b1111_1110; // 7 lossless queues per port
-        c.private.iter_mut().for_each(|r| r.bytes = 0);
-        c.headroom_bytes = vec![2_000; 32];
-        let sih = Mmu::new(&c).expect("fits").shared_pool_cells();
-        c.scheme = HeadroomScheme::Dsh {
-            delta_q_bytes: 0,
-            delta_p_bytes: 0,
-        };
-        let dsh = Mmu::new(&c).expect("fits").shared_pool_cells();
-        assert_eq!(sih, 10_000 - 32 * 7 * 20);
-        assert_eq!(dsh, 10_000 - 32 * 20);
-    }
-
-    #[test]
-    fn static_thresholds_pause_at_xoff_and_resume_at_xon_whatever_the_free_buffer() {
-        let mut c = cfg(3);
-        c.private = vec![PrivateReservation { bytes: 0, pgs: 0 }; 3];
-        // 100 B cells: XOFF at 2,050 B = 21 cells, XON at 1,000 B = 10 cells.
-        c.static_thresholds = Some(StaticThresholds {
-            xoff_bytes: 2_050,
-            xon_bytes: 1_000,
-        });
-        let mut m = Mmu::new(&c).expect("fits");
-        let mut tr = Vec::new();
-        let mut held = Vec::new();
-        // Another port fills most of the shared buffer first: a dynamic threshold would
-        // fall, the static one does not.
-        for _ in 0..400 {
-            m.admit(1, 2, (0, 0), 100, &mut tr).expect("lossy fits");
-        }
-        let mut n = 0;
-        while tr.is_empty() {
-            let pl = m.admit(0, 2, (3, 3), 100, &mut tr).expect("admitted");
-            assert_eq!(pl.region, Region::Shared);
-            held.push(pl);
-            n += 1;
-        }
-        assert_eq!(n, 21, "XOFF when the shared occupancy reaches 21 cells");
-        assert_eq!(
-            std::mem::take(&mut tr),
-            [Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: true
-            }]
-        );
-        // Releases down to 11 cells keep it paused; the one to 10 resumes it.
-        while held.len() > 11 {
-            let pl = held.pop().expect("held");
-            m.release(0, 2, (3, 3), pl, &mut tr);
-            assert!(tr.is_empty(), "resumed early at {} cells", held.len());
-        }
-        let pl = held.pop().expect("held");
-        m.release(0, 2, (3, 3), pl, &mut tr);
-        assert_eq!(
-            tr,
-            [Transition::Queue {
-                port: 0,
-                prio: 3,
-                pause: false
-            }]
-        );
-        m.check_conservation().expect("conserved");
-    }
-
-    #[test]
     fn static_thresholds_refuse_dsh_and_an_xon_not_below_xoff() {
         let mut c = cfg(2);
         c.static_thresholds = Some(StaticThresholds {
@@ -1383,98 +793,5 @@ mod tests {
             delta_p_bytes: 100,
         };
         assert!(matches!(Mmu::new(&c), Err(MmuError::StaticThresholds(_))));
-    }
-
-    #[test]
-    fn lossy_drops_at_egress_threshold() {
-        let mut m = Mmu::new(&cfg(2)).expect("fits");
-        let mut tr = Vec::new();
-        let mut dropped = None;
-        for _ in 0..2_000 {
-            if let Err(e) = m.admit(0, 1, (0, 0), 100, &mut tr) {
-                dropped = Some(e);
-                break;
-            }
-        }
-        assert_eq!(dropped, Some(DropCause::EgressThreshold));
-        assert!(tr.is_empty(), "lossy traffic never pauses");
-        m.check_conservation().expect("conserved");
-    }
-
-    proptest! {
-        #[test]
-        fn cells_are_conserved_and_transitions_alternate(
-            ops in proptest::collection::vec((0usize..3, 0u8..8, 0usize..3, 1u64..3000, any::<bool>()), 1..400),
-            scheme in 0usize..4,
-            alpha in prop_oneof![Just(0.25), Just(1.0), Just(4.0)],
-            fixed in prop_oneof![Just(None), Just(Some((3_000u64, 1_000u64))), Just(Some((40_000, 0)))],
-            lossless in prop_oneof![Just(0b0001_1000u8), Just(0b0111_1111u8)],
-        ) {
-            let mut c = cfg(3);
-            c.lossless = lossless;
-            c.alpha = vec![Alpha::from_value(alpha).expect("positive"); 3];
-            c.scheme = [
-                HeadroomScheme::Sih { reservation: Reservation::PerPg },
-                HeadroomScheme::Sih { reservation: Reservation::PerPort },
-                HeadroomScheme::Shp { pool_bytes: 1_500 },
-                HeadroomScheme::Dsh { delta_q_bytes: 200, delta_p_bytes: 200 },
-            ][scheme];
-            if scheme < 3 {
-                c.static_thresholds = fixed.map(|(xoff_bytes, xon_bytes)| StaticThresholds { xoff_bytes, xon_bytes });
-            }
-            let mut m = Mmu::new(&c).expect("fits");
-            let mut tr = Vec::new();
-            let mut held: Vec<(usize, u8, usize, Placement)> = Vec::new();
-            // 24 PG slots, then 3 port slots.
-            let mut paused = [false; 27];
-            let key = |t: Transition| match t {
-                Transition::Queue { port, prio, pause } => (usize::from(port) * 8 + usize::from(prio), pause),
-                Transition::Port { port, pause } => (24 + usize::from(port), pause),
-            };
-            for (inp, prio, outp, bytes, release) in ops {
-                // The same step with a scan of every congested PG forced: a partial scan
-                // must give the same transitions, in the same order.
-                let mut full = m.clone();
-                full.scan_needed = true;
-                let mut full_tr = Vec::new();
-                if release && !held.is_empty() {
-                    let k = bytes as usize % held.len();
-                    let (i, p, o, pl) = held[k];
-                    full.release(i, o, (p, p), pl, &mut full_tr);
-                    held.remove(k);
-                    m.release(i, o, (p, p), pl, &mut tr);
-                } else {
-                    let _ = full.admit(inp, outp, (prio, prio), bytes, &mut full_tr);
-                    if let Ok(pl) = m.admit(inp, outp, (prio, prio), bytes, &mut tr) {
-                        held.push((inp, prio, outp, pl));
-                    }
-                }
-                prop_assert_eq!(&tr, &full_tr, "partial scan differs from a full one");
-                for t in tr.drain(..) {
-                    let (k, pause) = key(t);
-                    prop_assert_ne!(paused[k], pause, "transition must alternate");
-                    paused[k] = pause;
-                }
-                // A skipped scan must have been one that would change nothing: a forced
-                // scan of the same state finds no transition.
-                let mut forced = m.clone();
-                forced.scan_needed = true;
-                let mut none = Vec::new();
-                forced.evaluate(&mut none);
-                prop_assert!(none.is_empty(), "skipped scan missed {:?}", none);
-                prop_assert!(m.check_conservation().is_ok(), "{:?}", m.check_conservation());
-                prop_assert!(m.shared_used_cells() <= m.shared_pool_cells());
-            }
-            for (i, p, o, pl) in held.drain(..) {
-                m.release(i, o, (p, p), pl, &mut tr);
-            }
-            prop_assert_eq!(m.used_cells(), 0);
-            for t in tr.drain(..) {
-                let (k, pause) = key(t);
-                prop_assert_ne!(paused[k], pause);
-                paused[k] = pause;
-            }
-            prop_assert!(paused.iter().all(|p| !p), "every PG resumes once empty");
-        }
     }
 }
