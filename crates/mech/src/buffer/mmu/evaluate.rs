@@ -217,21 +217,26 @@ impl Mmu {
                 continue;
             }
             // Crossed: visited too (marked like a flagged port, cleared below with them).
-            let (word, bit) = (port / 64, 1u64 << (port % 64));
-            if self.port_mask[word] & bit == 0 {
-                self.port_mask[word] |= bit;
-                self.flagged.push(port as u32);
-            }
+            self.flag_port(port);
         }
         for &port in &self.flagged {
             self.port_xoff_bound[port as usize] = 0.0;
             self.port_resume_bound[port as usize] = f64::INFINITY;
         }
+        self.scan_active(free, false, out);
+        self.clear_flags();
+        self.fold_port_bounds();
+    }
+
+    /// Goes through `active` in order, deciding each PG of a marked port (`all`: of every
+    /// port), dropping those left with nothing and adding the others' levels to their
+    /// ports' bounds.
+    fn scan_active(&mut self, free: f64, all: bool, out: &mut Vec<Transition>) {
         let mut i = 0;
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
             let port = pgi / PRIORITIES;
-            if self.port_mask[port / 64] & (1u64 << (port % 64)) == 0 {
+            if !all && self.port_mask[port / 64] & (1u64 << (port % 64)) == 0 {
                 i += 1;
                 continue;
             }
@@ -244,8 +249,6 @@ impl Mmu {
             self.bound_pg(pgi, port);
             i += 1;
         }
-        self.clear_flags();
-        self.fold_port_bounds();
     }
 
     /// Removes PG `pgi`, at `i` in `active`, from the list if it is left with nothing (not
@@ -270,19 +273,7 @@ impl Mmu {
     fn scan_all_pgs(&mut self, free: f64, out: &mut Vec<Transition>) {
         self.port_xoff_bound.fill(0.0);
         self.port_resume_bound.fill(f64::INFINITY);
-        let mut i = 0;
-        while i < self.active.len() {
-            let pgi = self.active[i] as usize;
-            let port = pgi / PRIORITIES;
-            if let Some(t) = self.decide_pg(pgi, port, self.threshold(port, free)) {
-                out.push(t);
-            }
-            if self.drop_if_idle(i, pgi) {
-                continue;
-            }
-            self.bound_pg(pgi, port);
-            i += 1;
-        }
+        self.scan_active(free, true, out);
         self.fold_port_bounds();
     }
 
@@ -439,12 +430,16 @@ mod tests {
                     paused[k] = pause;
                 }
                 // A skipped scan must have been one that would change nothing: a forced
-                // scan of the same state finds no transition.
-                let mut forced = m.clone();
-                forced.scan_needed = true;
-                let mut none = Vec::new();
-                forced.evaluate(&mut none);
-                prop_assert!(none.is_empty(), "skipped scan missed {:?}", none);
+                // scan of the same state finds no transition. (With XON = XOFF a PG at its
+                // threshold meets both rules and flips at every scan: no state is a fixed
+                // point, which is what `private_skips_evaluate` says.)
+                if m.private_skips_evaluate {
+                    let mut forced = m.clone();
+                    forced.scan_needed = true;
+                    let mut none = Vec::new();
+                    forced.evaluate(&mut none);
+                    prop_assert!(none.is_empty(), "skipped scan missed {:?}", none);
+                }
                 prop_assert!(m.check_conservation().is_ok(), "{:?}", m.check_conservation());
                 prop_assert!(m.shared_used_cells() <= m.shared_pool_cells());
             }
