@@ -186,6 +186,17 @@ impl Mmu {
         }
     }
 
+    /// Whether `free` shared cells left the band of `port`'s own bounds, where none of its
+    /// PGs can change state.
+    #[inline]
+    fn port_crossed(&self, port: usize, free: f64) -> bool {
+        !Self::inside_band(
+            free,
+            self.port_xoff_bound[port],
+            self.port_resume_bound[port],
+        )
+    }
+
     /// Marks ingress `port` for a visit of its PGs at the next evaluation.
     #[inline]
     pub(super) fn flag_port(&mut self, port: usize) {
@@ -209,11 +220,7 @@ impl Mmu {
     /// each other congested PG instead of a decision and a bound.
     fn scan_flagged_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         for port in 0..self.ports {
-            if Self::inside_band(
-                free,
-                self.port_xoff_bound[port],
-                self.port_resume_bound[port],
-            ) {
+            if !self.port_crossed(port, free) {
                 continue;
             }
             // Crossed: visited too (marked like a flagged port, cleared below with them).
@@ -283,11 +290,7 @@ impl Mmu {
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
         for port in 0..self.ports {
-            if Self::inside_band(
-                free,
-                self.port_xoff_bound[port],
-                self.port_resume_bound[port],
-            ) {
+            if !self.port_crossed(port, free) {
                 continue;
             }
             self.port_xoff_bound[port] = 0.0;
