@@ -476,6 +476,13 @@ impl CreditPort {
         let l = &mut self.lanes[usize::from(vl)];
         let blocks = l.blocks(bytes, block);
         l.rx.on_freed(blocks);
+        self.count_freed(now, vl, blocks)
+    }
+
+    /// `blocks` of `vl` were freed at `now`: what the update policy asks.
+    #[inline(always)]
+    fn count_freed(&mut self, now: Time, vl: u8, blocks: u16) -> Update {
+        let l = &mut self.lanes[usize::from(vl)];
         if l.freeable != NO_THRESHOLD {
             if u32::from(blocks) > l.freeable {
                 l.freeable = 0;
@@ -484,6 +491,24 @@ impl CreditPort {
             l.freeable -= u32::from(blocks);
         }
         self.changed(now, vl)
+    }
+
+    /// A frame of `bytes` arrived on `vl` and was consumed at once (a receiver whose VL has
+    /// no buffer limit, [`UNLIMITED`]: a host): counted and freed in one step, which is
+    /// [`CreditPort::on_received`] followed by [`CreditPort::on_freed`]. Such a VL cannot
+    /// overflow.
+    #[inline]
+    pub fn on_consumed(&mut self, now: Time, vl: u8, bytes: u64) -> Update {
+        let block = self.block;
+        let l = &mut self.lanes[usize::from(vl)];
+        debug_assert_eq!(
+            l.capacity, UNLIMITED,
+            "consumed on a VL with a buffer limit"
+        );
+        let blocks = l.blocks(bytes, block);
+        l.rx.on_received(blocks);
+        l.rx.on_freed(blocks);
+        self.count_freed(now, vl, blocks)
     }
 
     /// A frame of `bytes` was sent on `vl` (after its transmitter allowed it) at `now`.
@@ -917,6 +942,27 @@ mod tests {
         assert!(!host.on_received(0, 2000 * B));
         // ABR 2000 plus the most a transmitter may have outstanding.
         assert_eq!(host.send_fcp(0).1, 4048);
+    }
+
+    #[test]
+    fn consuming_is_receiving_then_freeing() {
+        let mut one = CreditPort::new(2, 64, UNLIMITED, 4, POLICY);
+        let mut two = one.clone();
+        // Frame sizes in blocks; the third passes the threshold (10), and with no FCP sent
+        // every later one does too.
+        for (t, blocks) in [(0, 3), (5, 4), (9, 6), (2000, 1), (2001, 12)] {
+            let (now, bytes) = (Time(t), blocks * B);
+            assert!(!two.on_received(1, bytes));
+            assert_eq!(
+                one.on_consumed(now, 1, bytes),
+                two.on_freed(now, 1, bytes),
+                "at {t}"
+            );
+            assert_eq!(one, two, "at {t}");
+        }
+        assert_eq!(one.rx(1).abr(), 26);
+        assert_eq!(one.rx(1).held(), 0);
+        assert_eq!(one.rx(1).peak(), 12);
     }
 
     #[test]

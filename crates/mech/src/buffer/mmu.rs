@@ -261,8 +261,11 @@ pub enum Transition {
     },
 }
 
-/// Occupancy of one ingress PG, in cells.
+/// Occupancy of one ingress PG, in cells, and the private cells it may hold (beside its
+/// counts, so that an admission reads one record). 32 bytes: two records to a cache
+/// line, none across two.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[repr(C, align(32))]
 pub struct PgOccupancy {
     /// Private cells held.
     pub private: u32,
@@ -276,6 +279,9 @@ pub struct PgOccupancy {
     pub peak_shared: u32,
     /// Highest headroom occupancy seen.
     pub peak_headroom: u32,
+    /// Private cells it may hold: its reservation (see [`PrivateReservation`]), or what a
+    /// credit grant made of it (0: none).
+    pub private_cap: u32,
 }
 
 /// Occupancy of one ingress port (DSH's port-level state), in cells.
@@ -311,7 +317,7 @@ pub struct Mmu {
     /// and skips the re-evaluation.
     private_skips_evaluate: bool,
     /// Ports differ in their private space (a switch with PFC and credit ports): a PG's
-    /// is `private_cap`, not `private_cells` and `private_pgs`.
+    /// is its `PgOccupancy::private_cap`, not `private_cells` and `private_pgs`.
     private_per_port: bool,
     private_used: u64,
     shared_used: u64,
@@ -322,7 +328,7 @@ pub struct Mmu {
     cell_bytes: u32,
     /// Private cells of every PG in `private_pgs` when all ports have the same private
     /// space; the most of any PG and every PG that has some when they differ (then
-    /// `private_cap` has each PG's own).
+    /// each PG has its own `private_cap`).
     private_cells: u32,
     private_pgs: u8,
     /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
@@ -382,9 +388,6 @@ pub struct Mmu {
     total_cells: u64,
     /// Private cells reserved on all ports.
     reserved_private: u64,
-    /// Per PG (port × 8 + priority): the private cells it may hold (0: none, see
-    /// [`PrivateReservation`]).
-    private_cap: Box<[u32]>,
 }
 
 impl Mmu {
@@ -473,7 +476,6 @@ impl Mmu {
             private_per_port: cfg.private.windows(2).any(|w| w[0] != w[1]),
             private_cells: private_cap.iter().copied().max().unwrap_or(0),
             private_pgs: cfg.private.iter().fold(0, |m, r| m | r.pgs),
-            private_cap,
             reserved_private,
             headroom_cells,
             // Static thresholds resume at `shared + offset <= XOFF`, i.e. `shared <= XON`.
@@ -496,7 +498,13 @@ impl Mmu {
             private_used: 0,
             headroom_used: 0,
             port_state: vec![PortOccupancy::default(); ports].into_boxed_slice(),
-            pgs: vec![PgOccupancy::default(); ports * PRIORITIES].into_boxed_slice(),
+            pgs: private_cap
+                .iter()
+                .map(|&private_cap| PgOccupancy {
+                    private_cap,
+                    ..PgOccupancy::default()
+                })
+                .collect(),
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             active: Vec::with_capacity(ports * PRIORITIES),
             in_active: vec![false; ports * PRIORITIES],
@@ -618,7 +626,7 @@ impl Mmu {
     /// Private cells PG (`port`, `pg`) may hold.
     pub fn private_cap(&self, port: usize, pg: u8) -> u32 {
         if self.private_per_port {
-            self.private_cap[port * PRIORITIES + usize::from(pg)]
+            self.pgs[port * PRIORITIES + usize::from(pg)].private_cap
         } else if self.private_pgs & (1 << pg) != 0 {
             self.private_cells
         } else {

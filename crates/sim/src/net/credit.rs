@@ -21,6 +21,7 @@ use crate::config::CreditGrant;
 use crate::engine::Event;
 use crate::results::{CreditBlock, LosslessDrop};
 use headroom_mech::credit::{Update, FCP_BYTES, MAX_OUTSTANDING};
+use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
 
 /// `Packet::payload` of an FCP whose VL buffer never filled: no egress to blame.
@@ -63,12 +64,22 @@ impl Simulation {
     fn charge_credit(&mut self, port: u32, class: u8, bytes: u64) {
         let now = self.now;
         if let Some(t) = self.ports[port as usize].fc.on_sent(now, class, bytes) {
-            self.schedule(t, Event::CreditUpdate { port });
+            self.arm_credit_timer(port, t);
         }
     }
 
+    /// Arms `port`'s credit update timer for `t`. Out of line: at most once per update
+    /// period, and the frames that do not arm it stay free of the calendar's code.
+    #[cold]
+    #[inline(never)]
+    fn arm_credit_timer(&mut self, port: u32, t: Time) {
+        self.schedule(t, Event::CreditUpdate { port });
+    }
+
     /// A frame of VL `vl` and `bytes` was taken into the receive buffer of credit port
-    /// `port` (no-op on a PFC port).
+    /// `port` (no-op on a PFC port). Out of line, so that a PFC fabric's admission is not
+    /// compiled around it.
+    #[inline(never)]
     pub(super) fn credit_received(&mut self, port: u32, vl: u8, bytes: u32) {
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
@@ -79,9 +90,21 @@ impl Simulation {
         };
         let was_full = full(c);
         let overflow = c.on_received(vl, u64::from(bytes));
-        if !was_full && full(c) {
-            // The VL buffer has no room for another largest frame: its transmitter may wait
-            // from now on. Blame an egress, as an XOFF decision does.
+        let filled = !was_full && full(c);
+        if filled || overflow {
+            self.credit_buffer_filled(port, vl, filled, overflow);
+        }
+    }
+
+    /// VL `vl`'s receive buffer at `port` just `filled` (has no room for another largest
+    /// frame) or overflowed: blame an egress, or count a lossless drop. Rare, and out of
+    /// line so that the common receive stays small.
+    #[cold]
+    #[inline(never)]
+    fn credit_buffer_filled(&mut self, port: u32, vl: u8, filled: bool, overflow: bool) {
+        if filled {
+            // Its transmitter may wait from now on. Blame an egress, as an XOFF decision
+            // does.
             if let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] {
                 let culprit = self.credit_culprit(s, port, vl);
                 self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)] =
@@ -108,19 +131,36 @@ impl Simulation {
         let Some(c) = self.ports[port as usize].fc.credit_mut() else {
             return;
         };
-        match c.on_freed(now, vl, u64::from(bytes)) {
-            Update::SendNow => self.queue_fcp_and_wake(port, vl),
-            Update::ArmTimer(t) => self.schedule(t, Event::CreditUpdate { port }),
-            Update::Pending => {}
+        let update = c.on_freed(now, vl, u64::from(bytes));
+        if update != Update::Pending {
+            self.credit_update_due(port, vl, update);
         }
     }
 
-    /// A host took a frame off credit port `port`: it is counted and freed at once.
+    /// A host took a frame off credit port `port`: it is counted and freed at once (its
+    /// VLs have no buffer limit).
     pub(super) fn credit_consumed(&mut self, port: u32, pkt: u32) {
         let pk = self.arena.get(pkt);
         let (vl, size) = (pk.prio, pk.size);
-        self.credit_received(port, vl, size);
-        self.credit_freed(port, vl, size);
+        let now = self.now;
+        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+            return;
+        };
+        let update = c.on_consumed(now, vl, u64::from(size));
+        if update != Update::Pending {
+            self.credit_update_due(port, vl, update);
+        }
+    }
+
+    /// Freeing blocks of `vl` on `port` made its FCP due now, or armed the update timer.
+    /// Out of line: most frees change nothing but counts.
+    #[inline(never)]
+    fn credit_update_due(&mut self, port: u32, vl: u8, update: Update) {
+        match update {
+            Update::SendNow => self.queue_fcp_and_wake(port, vl),
+            Update::ArmTimer(t) => self.arm_credit_timer(port, t),
+            Update::Pending => {}
+        }
     }
 
     /// The credit update timer of `port` fired: queue an FCP for every VL with news.

@@ -70,14 +70,15 @@ impl Mmu {
         let pgi = in_port * PRIORITIES + usize::from(prio);
         let qi = out_port * PRIORITIES + usize::from(queue);
         let lossless = self.is_lossless(prio);
-        let pg = self.pgs[pgi];
+        // Only the private count and cap: a copy of the whole record costs registers.
+        let (private, private_cap) = (self.pgs[pgi].private, self.pgs[pgi].private_cap);
         let dsh_poff =
             matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
         let has_private = self.private_pgs & (1 << prio) != 0;
-        let region = if pg.private + cells <= self.private_cells
+        let region = if private + cells <= self.private_cells
             && has_private
             && !(lossless && dsh_poff)
-            && (!self.private_per_port || pg.private + cells <= self.private_cap[pgi])
+            && (!self.private_per_port || private + cells <= private_cap)
         {
             Region::Private
         } else if lossless {
@@ -257,7 +258,7 @@ impl Mmu {
         out: &mut Vec<Transition>,
     ) -> u32 {
         let pgi = port * PRIORITIES + usize::from(pg);
-        let cap = self.private_cap[pgi];
+        let cap = self.pgs[pgi].private_cap;
         let share = self.threshold_cells(port);
         let wanted = (u64::from(base) + share).min(u64::from(max));
         let wanted = wanted
@@ -275,7 +276,7 @@ impl Mmu {
         }
         self.shared_pool = self.shared_pool + u64::from(cap) - u64::from(new);
         self.reserved_private = self.reserved_private + u64::from(new) - u64::from(cap);
-        self.private_cap[pgi] = new;
+        self.pgs[pgi].private_cap = new;
         // The uniform fast check stays an upper bound of every PG's private cells.
         self.private_per_port = true;
         self.private_cells = self.private_cells.max(new);
