@@ -21,6 +21,7 @@ mod bench;
 mod burst;
 mod compare;
 mod credit_loop;
+mod huge_pages;
 mod memory;
 mod outdir;
 mod plan_buffer;
@@ -67,6 +68,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, while the process is one thread and has read nothing.
+    huge_pages::reexec_with_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
