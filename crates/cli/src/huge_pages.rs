@@ -16,6 +16,9 @@
 //! `GLIBC_TUNABLES=glibc.malloc.hugetlb=0` turns this off); nothing happens where the
 //! kernel gives huge pages to every program or to none, or off glibc Linux; a failed
 //! re-execution leaves the program running as it started.
+//!
+//! A tool that follows a process but not into a new image (valgrind without
+//! `--trace-children=yes`) should run it with `GLIBC_TUNABLES=glibc.malloc.hugetlb=0`.
 
 /// The tunable that makes glibc's allocator ask for transparent huge pages.
 const HUGETLB: &str = "glibc.malloc.hugetlb";
