@@ -68,8 +68,9 @@ impl Simulation {
         }
     }
 
-    /// Arms `port`'s credit update timer for `t`. Out of line: at most once per update
-    /// period, and the frames that do not arm it stay free of the calendar's code.
+    /// Arms `port`'s credit update timer for `t` (the one way it is armed). Out of line: at
+    /// most once per update period, and the frames that do not arm it stay free of the
+    /// calendar's code.
     #[cold]
     #[inline(never)]
     fn arm_credit_timer(&mut self, port: u32, t: Time) {
@@ -171,7 +172,7 @@ impl Simulation {
         };
         let (mut due, next) = c.handle_timeout(now);
         if let Some(t) = next {
-            self.schedule(t, Event::CreditUpdate { port });
+            self.arm_credit_timer(port, t);
         }
         let mut queued = false;
         while due != 0 {
