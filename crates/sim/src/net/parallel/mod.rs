@@ -28,8 +28,9 @@
 //! Invariants: between windows every frame is in exactly one part's queue; every part has
 //! handled exactly the events up to the same point of the global order; a run that fails on
 //! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as
-//! one part. Each part holds the whole network's state (a part's
-//! memory is a whole run's, less the packets of other parts); only its own nodes' share of
+//! one part. Each part holds the whole network's state except the other parts' switch
+//! buffers (their MMUs have no ports; a part's memory is otherwise a whole run's, less the
+//! packets of other parts); only its own nodes' share of
 //! it changes.
 
 mod crew;
