@@ -159,6 +159,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let parts = sim.parts();
     let probe = sim.probe();
     let per_part = sim.part_events();
+    let windows = sim.windows();
     let results = sim.finish();
     let wall = t0.elapsed().as_secs_f64();
     let finished = results.flows.iter().filter(|f| f.finish.is_some()).count();
@@ -172,10 +173,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .map(|c| (c.peak_channels, c.table_bytes_at_peak));
     if a.json {
         outln!(
-            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{},\"peak_packets\":{},\"ce_marks\":{marks},\"mean_slowdown\":{mean_slowdown:.3},\"flow_table_peak_channels\":{},\"flow_table_bytes_at_peak\":{}}}",
+            "{{\"hosts\":{hosts},\"flows\":{flows},\"finished\":{finished},\"events\":{},\"simulated_ms\":{:.3},\"setup_s\":{:.3},\"threads\":{parts},\"windows\":{},\"serial_windows\":{},\"probe\":{},\"wall_s\":{wall:.3},\"events_per_s\":{eps:.0},\"peak_rss_bytes\":{},\"peak_packets\":{},\"ce_marks\":{marks},\"mean_slowdown\":{mean_slowdown:.3},\"flow_table_peak_channels\":{},\"flow_table_bytes_at_peak\":{}}}",
             results.events,
             results.end_time.as_secs_f64() * 1e3,
             setup.as_secs_f64(),
+            windows.all,
+            windows.serial,
             probe.map_or_else(
                 || "null".to_string(),
                 |p| format!(
@@ -235,6 +238,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 .map(|&e| format!("{:.1} %", e as f64 * 100.0 / results.events.max(1) as f64))
                 .collect();
             outln!("events per part {}", shares.join(", "));
+            // A busy machine's cores make the run handle windows on one thread (`Pace`).
+            outln!(
+                "windows         {} ({} on one thread)",
+                windows.all,
+                windows.serial
+            );
         }
         outln!("wall            {wall:.3} s");
         outln!("events/s        {:.2} M", eps / 1e6);

@@ -308,6 +308,30 @@ fn every_hpcc_simulator_mode_runs_from_its_example_config() {
 
 /// `headroom bench --scenario` runs any scenario without writing its outputs.
 #[test]
+fn bench_counts_the_windows_of_a_partitioned_run() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flow-channels/fig6a-chain.toml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "bench",
+        "--scenario",
+        example.to_str().expect("utf-8 path"),
+        "--threads",
+        "2",
+        "--json",
+    ];
+    let o = headroom(&args, dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["threads"], 2);
+    // Windows of one lookahead over 4 ms; how many ran on one thread depends on how busy
+    // the machine's cores were.
+    let all = v["windows"].as_u64().expect("windows");
+    let serial = v["serial_windows"].as_u64().expect("serial windows");
+    assert!(all > 1_000 && serial <= all, "{v}");
+}
+
+#[test]
 fn bench_runs_a_scenario_file() {
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/flow-channels/fig6a-chain.toml");
@@ -331,6 +355,11 @@ fn bench_runs_a_scenario_file() {
     assert_eq!(v["hosts"], 12);
     assert_eq!(v["flows"], 11);
     assert_eq!(v["threads"], 1);
+    // One part runs no windows.
+    assert_eq!(
+        (v["windows"].as_u64(), v["serial_windows"].as_u64()),
+        (Some(0), Some(0))
+    );
     assert!(v["events"].as_u64().expect("events") > 100_000, "{v}");
     // The scenario's stop time (4 ms): the 1 GB flows do not finish.
     assert_eq!(v["finished"], 0);

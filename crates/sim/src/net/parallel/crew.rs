@@ -35,6 +35,18 @@ pub(super) struct Pace {
     rate: [f64; 3],
     /// The probes chose the serial way.
     serial: bool,
+    /// Windows run so far: in all, and of them on one thread.
+    pub(super) run: WindowCount,
+}
+
+/// How many windows a partitioned run has handled, and how many of them one after the
+/// other on one thread (the others on all threads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowCount {
+    /// Windows handled.
+    pub all: u64,
+    /// Of them, handled serially.
+    pub serial: u64,
 }
 
 impl Pace {
@@ -51,7 +63,14 @@ impl Pace {
             since: None,
             rate: [0.0; 3],
             serial: false,
+            run: WindowCount::default(),
         }
+    }
+
+    /// A window is about to run, on all threads if `parallel`.
+    pub(super) fn count(&mut self, parallel: bool) {
+        self.run.all += 1;
+        self.run.serial += u64::from(!parallel);
     }
 
     /// Whether the next window runs in parallel.

@@ -37,6 +37,7 @@ mod crew;
 mod probe;
 mod split;
 
+pub use crew::WindowCount;
 use crew::{Crew, Pace, Signal, Step};
 
 pub use probe::{Load, Probe, ProbeSettings, MARGIN, PROBE_BUDGET};
@@ -220,6 +221,11 @@ impl Partitioned {
         self.parts
             .first()
             .map_or_else(Vec::new, |p| lock(p).marking.max_t_on_summary())
+    }
+
+    /// Windows handled so far, and how many of them serially (see [`WindowCount`]).
+    pub fn windows(&self) -> WindowCount {
+        self.pace.run
     }
 
     /// Events each part has handled (the run's own ones in every part): how evenly the
@@ -583,6 +589,7 @@ impl Partitioned {
             pace.window_done(self.events());
             // While probing against one thread, measure the threads themselves.
             let parallel = self.probing.is_some() || pace.parallel();
+            pace.count(parallel);
             let next = self
                 .parts
                 .iter()
