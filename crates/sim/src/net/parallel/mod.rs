@@ -589,7 +589,6 @@ impl Partitioned {
             pace.window_done(self.events());
             // While probing against one thread, measure the threads themselves.
             let parallel = self.probing.is_some() || pace.parallel();
-            pace.count(parallel);
             let next = self
                 .parts
                 .iter()
@@ -603,6 +602,7 @@ impl Partitioned {
             if start > limit {
                 return Windows::Limit;
             }
+            pace.count(parallel);
             let last = Time(start.as_ps().saturating_add(self.lookahead.as_ps() - 1)).min(limit);
             // Parts with flows of their own still running go first.
             let leading: Vec<bool> = self
