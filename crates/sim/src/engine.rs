@@ -114,6 +114,35 @@ pub const fn tiebreak(rank: u32, creator: u32, count: u32) -> u64 {
     ((rank as u64) << 53) | ((creator as u64) << COUNT_BITS) | count as u64
 }
 
+/// A creator's part of the tie-break keys it gives: its name there (fixed) and how many
+/// events it has scheduled (modulo 2^32), kept as the low bits of its next key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreatorCount(u64);
+
+impl CreatorCount {
+    /// A creator named `creator` in keys (below [`MAX_CREATORS`]) that has scheduled
+    /// nothing yet.
+    pub const fn new(creator: u32) -> Self {
+        CreatorCount((creator as u64) << COUNT_BITS)
+    }
+
+    /// The key of its next event, of rank `rank` ([`tiebreak`]); counts the event.
+    #[inline(always)]
+    pub fn next_key(&mut self, rank: u32) -> u64 {
+        let key = ((rank as u64) << 53) | self.0;
+        self.count_one();
+        key
+    }
+
+    /// Counts an event scheduled elsewhere (a part skipping another part's event) without
+    /// giving its key. The count wraps without touching the name.
+    #[inline(always)]
+    pub fn count_one(&mut self) {
+        let count = (self.0 as u32).wrapping_add(1);
+        self.0 = (self.0 >> COUNT_BITS << COUNT_BITS) | u64::from(count);
+    }
+}
+
 /// An event with its time and tie-break key.
 #[derive(Clone, Copy, Debug)]
 pub struct Scheduled {
@@ -548,6 +577,18 @@ mod tests {
                 prop_assert_eq!(h.len(), r.len());
             }
         }
+    }
+
+    #[test]
+    fn a_creators_keys_are_the_tiebreak_keys_of_its_name() {
+        let mut c = CreatorCount::new(12);
+        assert_eq!(c.next_key(1), tiebreak(1, 12, 0));
+        c.count_one();
+        assert_eq!(c.next_key(0), tiebreak(0, 12, 2));
+        // The count wraps modulo 2^32 without changing the name.
+        let mut c = CreatorCount((12 << COUNT_BITS) | u64::from(u32::MAX));
+        assert_eq!(c.next_key(3), tiebreak(3, 12, u32::MAX));
+        assert_eq!(c.next_key(3), tiebreak(3, 12, 0));
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl Simulation {
     /// The ACK `ack` waits to go upstream on the link of global port `gp`.
     pub(super) fn queue_ack(&mut self, gp: u32, ack: AckEntry) {
         let now = self.now;
-        let busy = self.ports[gp as usize].busy_until > now;
+        let busy = self.ports[gp].busy_until > now;
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
@@ -109,7 +109,7 @@ impl Simulation {
         // A data frame started now would hold them until its end: past the limit, they go
         // first, due or not.
         let limit = p.first + fc.params.ack_max_delay;
-        let port = &self.ports[gp as usize];
+        let port = &self.ports[gp];
         let data_waiting = port.nonempty != 0;
         if p.due <= now || (data_waiting && now + port.serialization(fc.frame_bytes) > limit) {
             self.send_acks(gp);
@@ -130,20 +130,20 @@ impl Simulation {
         // At most `ack_batch` (a u16).
         pk.payload = n as u32;
         let pkt = self.arena.alloc(pk);
-        let to = self.ports[gp as usize].peer as usize;
+        let to = self.ports[gp].peer as usize;
         fc.wire[to].extend(fc.pending[gp as usize].acks.drain(..));
         fc.stats.ack_frames += 1;
         fc.stats.acks += n as u64;
         fc.stats.ack_bytes += u64::from(pk.size);
-        self.ports[gp as usize].ctrl.push_back(&mut self.arena, pkt);
+        self.ports[gp].ctrl.push_back(&mut self.arena, pkt);
     }
 
     /// An ACK frame arrived at global port `gp` (an output of the switch it acknowledges).
     pub(super) fn receive_channel_acks(&mut self, gp: u32, pkt: u32) {
-        let Slot::Switch(s) = self.slots[self.ports[gp as usize].node as usize] else {
+        let Slot::Switch(s) = self.slots[self.ports[gp].node as usize] else {
             unreachable!("ACK frames go upstream to switches only")
         };
-        let out_local = self.ports[gp as usize].local;
+        let out_local = self.ports[gp].local;
         let n = self.arena.get(pkt).payload;
         self.arena.free(pkt);
         for _ in 0..n {

@@ -45,7 +45,7 @@ impl super::Simulation {
     /// Every packet class `q` of global port `gp` holds: its FIFO (a class with
     /// sub-queues: its staged head) and its sub-queues.
     pub(super) fn class_packets(&self, gp: u32, q: usize) -> impl Iterator<Item = u32> + '_ {
-        let staged = self.ports[gp as usize].queues[q].fifo.iter(&self.arena);
+        let staged = self.ports[gp].queues[q].fifo.iter(&self.arena);
         staged.chain(self.arbitration.waiting(&self.arena, gp, q))
     }
 

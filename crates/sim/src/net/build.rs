@@ -3,14 +3,16 @@
 //! flow-channel layer when the fabric has one, each flow's congestion control and ideal
 //! FCT, and the run's first events.
 //!
-//! Invariants: a part of a partitioned run is built from the same configuration and routes
-//! as every other part, so all parts hold the same arenas in the same order (a global port
-//! or flow index means the same thing in each); random streams are seeded by name
-//! ([`stream_seed`]), so a stream does not depend on what else the run draws.
+//! Invariants: a part of a partitioned run is built from the same configuration, routes and
+//! split as every other part, so a port or flow number means the same thing in each; a
+//! port's canonical index (a whole run's number, `port_table`) names it in event keys and
+//! random streams; streams are seeded by name ([`stream_seed`]), so a stream does not
+//! depend on what else the run draws.
 
 use super::host::{Flow, Host};
 use super::packet::Arena;
 use super::port::Port;
+use super::port_table::{PortTable, Wire};
 use super::switch::Switch;
 use super::{
     arbitration, classes, credit, flow_channel, host, injection, marking, packet, parallel,
@@ -43,9 +45,9 @@ impl Simulation {
 
     /// Builds part `part` of the network described by `cfg`, split as `node_part` says
     /// (empty: the whole network), with `routes` computed for `cfg`'s topology (the parts
-    /// share them). `cfg` must have passed [`SimConfig::validate`]. Every part holds the
-    /// whole network's state but the other parts' switch buffers (MMUs), and only acts on
-    /// its own nodes (see [`parallel`]).
+    /// share them). `cfg` must have passed [`SimConfig::validate`]. A part builds only its
+    /// own nodes' ports and switch buffers (MMUs) and the wiring of every port, and acts
+    /// only on its own nodes (see [`parallel`]).
     pub(crate) fn part_of(
         cfg: SimConfig,
         routes: Routes,
@@ -75,12 +77,26 @@ impl Simulation {
             }
         }
 
-        // Ports: every node's ports in link order; global index assigned node by node.
-        let mut first_port = Vec::with_capacity(topo.nodes.len());
+        // Ports: every node's ports in link order, numbered node by node: in id order in a
+        // whole run (a port's canonical index), part by part in a part of a partitioned run,
+        // so that its own ports are one run of numbers (see `port_table`).
+        let mut node_order: Vec<usize> = (0..adj.len()).collect();
+        node_order.sort_by_key(|&node| (node_part.get(node).copied().unwrap_or(0), node));
+        let mut canonical_first = Vec::with_capacity(adj.len());
         let mut n_ports = 0u32;
         for a in &adj {
-            first_port.push(n_ports);
+            canonical_first.push(n_ports);
             n_ports += a.len() as u32;
+        }
+        let mut first_port = vec![0u32; adj.len()];
+        let mut next = 0u32;
+        let mut base = 0u32;
+        for &node in &node_order {
+            if node_part.get(node).is_some_and(|&p| p < part) {
+                base += adj[node].len() as u32;
+            }
+            first_port[node] = next;
+            next += adj[node].len() as u32;
         }
         if n_ports >= engine::MAX_CREATORS {
             return Err(ConfigError::Parameter {
@@ -92,7 +108,6 @@ impl Simulation {
             }
             .into());
         }
-        let mut ports = Vec::with_capacity(n_ports as usize);
         let credit_links = cfg
             .fabric
             .uses(topo.links.len(), crate::config::FlowControlKind::Credit);
@@ -100,8 +115,16 @@ impl Simulation {
         let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
         let fecn = cfg.switch.ecn.fecn_for(&cfg.host.cc);
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
-        for (node, a) in adj.iter().enumerate() {
-            for (local, &(peer, link)) in a.iter().enumerate() {
+        // A part builds only its own nodes' ports, and the wiring of every port.
+        let owned = |node: u32| node_part.get(node as usize).is_none_or(|&p| p == part);
+        let mut wiring = Vec::with_capacity(n_ports as usize);
+        let held: usize = (0..adj.len())
+            .filter(|&node| owned(node as u32))
+            .map(|node| adj[node].len())
+            .sum();
+        let mut ports = Vec::with_capacity(held);
+        for &node in &node_order {
+            for (local, &(peer, link)) in adj[node].iter().enumerate() {
                 let l = &topo.links[link];
                 let me = first_port[node] + local as u32;
                 if l.a.index() == node {
@@ -124,18 +147,34 @@ impl Simulation {
                         red.len() - 1
                     }
                 };
+                let red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
+                    field: "topology.link.rate",
+                    reason: "more than 65,536 distinct link speeds".into(),
+                })?;
+                if credit_links {
+                    sl_to_vl.push(cfg.fabric.sl_to_vl(link));
+                }
+                let peer_port = first_port[peer.index()] + peer_local;
+                wiring.push(Wire {
+                    node: node as u32,
+                    peer: peer_port,
+                    link: link as u32,
+                    local: local as u16,
+                    rate: l.rate,
+                    delay: l.delay,
+                });
+                if !owned(node as u32) {
+                    continue;
+                }
                 let mut port = Port::new(
                     node as u32,
                     local as u16,
-                    first_port[peer.index()] + peer_local,
+                    peer_port,
                     l.rate,
                     l.delay,
                     l.error_rate,
                 );
                 port.peer_is_switch = topo.nodes[peer.index()] == NodeKind::Switch;
-                if credit_links {
-                    sl_to_vl.push(cfg.fabric.sl_to_vl(link));
-                }
                 if cfg.fabric.link_kind(link) == crate::config::FlowControlKind::Credit {
                     let credit = &cfg.fabric.credit;
                     let capacity = |kind: NodeKind| match kind {
@@ -150,10 +189,7 @@ impl Simulation {
                         credit.policy(l.rate),
                     )));
                 }
-                port.red_class = u16::try_from(red_class).map_err(|_| ConfigError::Parameter {
-                    field: "topology.link.rate",
-                    reason: "more than 65,536 distinct link speeds".into(),
-                })?;
+                port.red_class = red_class;
                 ports.push(port);
             }
         }
@@ -170,19 +206,13 @@ impl Simulation {
                     let s = &cfg.switch;
                     // A part never touches another part's buffers: their switches get an
                     // MMU of no ports (in a k = 32 fat tree, 15 MB of the 85 MB a second
-                    // part costs).
-                    let owned = node_part.get(node).is_none_or(|&p| p == part);
+                    // part cost).
                     let mine: Vec<_> = my_ports
                         .iter()
-                        .filter(|_| owned)
+                        .filter(|_| owned(node as u32))
                         .map(|&p| {
-                            let p: &Port = &ports[p as usize];
-                            let kind = if p.fc.credit().is_some() {
-                                crate::config::FlowControlKind::Credit
-                            } else {
-                                crate::config::FlowControlKind::Pfc
-                            };
-                            (p.rate, p.delay, kind)
+                            let w: &Wire = &wiring[p as usize];
+                            (w.rate, w.delay, cfg.fabric.link_kind(w.link as usize))
                         })
                         .collect();
                     let mmu_cfg = cfg.mmu_config(&mine);
@@ -220,7 +250,7 @@ impl Simulation {
             let sport = next_sport.entry(spec.src.0).or_insert(10_000);
             let my_sport = *sport;
             *sport = sport.wrapping_add(1);
-            let line_rate = ports[hosts[src_host as usize].port as usize].rate;
+            let line_rate = wiring[hosts[src_host as usize].port as usize].rate;
             let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
             let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
             let mut flow = Flow::new(
@@ -244,7 +274,20 @@ impl Simulation {
             Arena::default()
         };
         let buffered = switches.iter().map(Switch::buffer_bytes).sum();
-        arena.reserve(Arena::reservation(buffered, ports.len()));
+        arena.reserve(Arena::reservation(buffered, n_ports as usize));
+        let ports = PortTable::new(ports, base, wiring, (first_port, canonical_first));
+        // Streams and keys are named by canonical index: the same in every split.
+        let rng_errors = (0..n_ports)
+            .map(|p| {
+                let c = ports.canonical(p);
+                Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{c}")))
+            })
+            .collect();
+        let counts = (0..n_ports)
+            .map(|p| ports.canonical(p))
+            .chain([n_ports])
+            .map(engine::CreatorCount::new)
+            .collect();
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: CalendarQueue::default(),
@@ -260,11 +303,9 @@ impl Simulation {
             arena,
             red,
             int_multi: cfg.host.cc.int_multi(),
-            rng_errors: (0..n_ports)
-                .map(|p| Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{p}"))))
-                .collect(),
+            rng_errors,
             creator: n_ports,
-            counts: vec![0; n_ports as usize + 1],
+            counts,
             cur_key: 0,
             part,
             node_part,
@@ -323,11 +364,11 @@ impl Simulation {
                 (per_hop, reserved),
             );
             if params.port_injection_limit.is_some() || params.ilid_injection.is_some() {
-                let from_host: Vec<bool> = sim
-                    .ports
-                    .iter()
-                    .map(|p| {
-                        !p.peer_is_switch && matches!(sim.slots[p.node as usize], Slot::Switch(_))
+                let is_switch = |node: u32| matches!(sim.slots[node as usize], Slot::Switch(_));
+                let from_host: Vec<bool> = (0..sim.ports.len() as u32)
+                    .map(|gp| {
+                        let w = sim.ports.wire(gp);
+                        is_switch(w.node) && !is_switch(sim.ports.wire(w.peer).node)
                     })
                     .collect();
                 let first_port = sim.switches.iter().map(|s| s.port(0)).collect();
@@ -359,11 +400,12 @@ impl Simulation {
             sim.channels = Some(Box::new(fc));
         }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
-        for p in 0..sim.ports.len() {
-            let peer = sim.ports[p].peer as usize;
-            let remote =
-                sim.part_of_node(sim.ports[p].node) != sim.part_of_node(sim.ports[peer].node);
-            sim.ports[p].remote = remote;
+        for p in 0..sim.ports.len() as u32 {
+            let w = *sim.ports.wire(p);
+            let remote = sim.part_of_node(w.node) != sim.part_of_node(sim.ports.wire(w.peer).node);
+            if let Some(port) = sim.ports.get_mut(p) {
+                port.remote = remote;
+            }
         }
         // The run's own events, in a fixed order: flow starts, stop, link failures, first
         // sample. Each part schedules the flow starts of its senders, with the keys a
@@ -382,7 +424,7 @@ impl Simulation {
                 sim.schedule(start, Event::FlowStart { flow: f as u32 });
             } else {
                 let run = sim.run_creator() as usize;
-                sim.counts[run] += 1;
+                sim.counts[run].count_one();
             }
         }
         if let Some(t) = sim.cfg.stop_time {
@@ -443,7 +485,7 @@ impl Simulation {
         let mut bottleneck = Rate(u64::MAX);
         let mut rtt = Time::ZERO;
         for &gp in &path {
-            let p = &self.ports[gp as usize];
+            let p = self.ports.wire(gp);
             t += p.rate.serialization(first) + p.delay;
             bottleneck = bottleneck.min(p.rate);
             rtt += p.delay + p.delay + p.rate.serialization(h.mtu_payload);
@@ -451,11 +493,11 @@ impl Simulation {
         t += bottleneck.serialization(rest);
         let ack = h.ack_bytes + overhead;
         for &gp in &path {
-            let p = &self.ports[gp as usize];
+            let p = self.ports.wire(gp);
             t += p.rate.serialization(ack) + p.delay;
         }
         let base = BasePath {
-            line_rate: self.ports[fl.src_port as usize].rate,
+            line_rate: self.ports.wire(fl.src_port).rate,
             rtt,
             bdp: bottleneck.bytes_in(rtt),
         };
@@ -467,7 +509,7 @@ impl Simulation {
         let mut path = vec![first];
         let mut port = first;
         for _ in 0..self.slots.len() {
-            let next_node = self.ports[self.ports[port as usize].peer as usize].node;
+            let next_node = self.ports.wire(self.ports.wire(port).peer).node;
             let Slot::Switch(s) = self.slots[next_node as usize] else {
                 break;
             };
@@ -512,5 +554,37 @@ mod tests {
         // Every one of the 20 switches is some part's, and each part has some.
         assert_eq!(owned[0] + owned[1], 20);
         assert!(owned.iter().all(|&n| n > 0), "{owned:?}");
+    }
+
+    #[test]
+    fn a_part_holds_its_own_ports_under_one_run_of_numbers() {
+        let topo = builders::fat_tree(4, Rate::from_gbps(100), Time::from_us(1)).expect("k=4");
+        let cfg = SimConfig::new(topo, Vec::new());
+        let routes = Routes::compute(&cfg.topology, cfg.routing).expect("routes");
+        let whole =
+            Simulation::part_of(cfg.clone(), routes.clone(), Arc::from([]), 0).expect("whole");
+        let node_part: Arc<[u16]> = Arc::from(parallel::split(&cfg.topology, 2).node_part);
+        let (mut held, mut renumbered) = (0, 0);
+        for part in 0..2u16 {
+            let sim = Simulation::part_of(cfg.clone(), routes.clone(), node_part.clone(), part)
+                .expect("part");
+            let numbers: Vec<u32> = sim.ports.iter().map(|(g, _)| g).collect();
+            assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+            for (g, p) in sim.ports.iter() {
+                assert_eq!(node_part[p.node as usize], part, "port {g}");
+                // Its canonical index names the same port in a whole run.
+                let c = sim.ports.canonical(g);
+                let w = whole.ports.wire(c);
+                assert_eq!((w.node, w.local), (p.node, p.local));
+                assert_eq!(sim.ports.numbered(c), g);
+                assert_eq!(whole.ports.canonical(c), c);
+                renumbered += usize::from(c != g);
+            }
+            held += numbers.len();
+        }
+        // Every port is one part's; the hosts come first in a fat tree, so the parts'
+        // numbering is not a whole run's.
+        assert_eq!(held, whole.ports.len());
+        assert!(renumbered > 0);
     }
 }

@@ -174,7 +174,7 @@ impl Simulation {
                 // Not `try_send`: a release may come while `out` hands a frame over.
                 self.schedule_wake(out, self.now);
             } else {
-                let free = self.ports[out as usize].busy_until;
+                let free = self.ports[out].busy_until;
                 self.schedule_wake(out, ready.max(free));
             }
         }

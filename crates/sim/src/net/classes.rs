@@ -67,7 +67,7 @@ impl Simulation {
     #[inline(never)]
     fn class_after_hop(&self, (from, out): (u32, u32), (sl, arrived): (u8, u8)) -> u8 {
         let own = self.vl_of(out, sl);
-        let (from_port, out_port) = (&self.ports[from as usize], &self.ports[out as usize]);
+        let (from_port, out_port) = (&self.ports[from], &self.ports[out]);
         if !(from_port.peer_is_switch && out_port.peer_is_switch) {
             return own;
         }

@@ -54,7 +54,7 @@ impl Simulation {
     #[inline(always)]
     pub(super) fn prefetch_credit(&self, port: u32, vl: u8) {
         if self.credit_links {
-            if let Some(c) = self.ports[port as usize].fc.credit() {
+            if let Some(c) = self.ports[port].fc.credit() {
                 super::prefetch(c.rx(vl));
             }
         }
@@ -63,7 +63,7 @@ impl Simulation {
     #[inline(never)]
     fn charge_credit(&mut self, port: u32, class: u8, bytes: u64) {
         let now = self.now;
-        if let Some(t) = self.ports[port as usize].fc.on_sent(now, class, bytes) {
+        if let Some(t) = self.ports[port].fc.on_sent(now, class, bytes) {
             self.arm_credit_timer(port, t);
         }
     }
@@ -82,7 +82,7 @@ impl Simulation {
     /// compiled around it.
     #[inline(never)]
     pub(super) fn credit_received(&mut self, port: u32, vl: u8, bytes: u32) {
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port].fc.credit_mut() else {
             return;
         };
         let room = self.credit_room;
@@ -106,14 +106,14 @@ impl Simulation {
         if filled {
             // Its transmitter may wait from now on. Blame an egress, as an XOFF decision
             // does.
-            if let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] {
+            if let Slot::Switch(s) = self.slots[self.ports[port].node as usize] {
                 let culprit = self.credit_culprit(s, port, vl);
                 self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)] =
                     culprit.map_or(NO_CULPRIT, u32::from);
             }
         }
         if overflow {
-            let p = &self.ports[port as usize];
+            let p = &self.ports[port];
             let d = LosslessDrop {
                 time: self.now,
                 node: p.node,
@@ -129,7 +129,7 @@ impl Simulation {
     /// on a PFC port).
     pub(super) fn credit_freed(&mut self, port: u32, vl: u8, bytes: u32) {
         let now = self.now;
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port].fc.credit_mut() else {
             return;
         };
         let update = c.on_freed(now, vl, u64::from(bytes));
@@ -144,7 +144,7 @@ impl Simulation {
         let pk = self.arena.get(pkt);
         let (vl, size) = (pk.prio, pk.size);
         let now = self.now;
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port].fc.credit_mut() else {
             return;
         };
         let update = c.on_consumed(now, vl, u64::from(size));
@@ -167,7 +167,7 @@ impl Simulation {
     /// The credit update timer of `port` fired: queue an FCP for every VL with news.
     pub(super) fn credit_timer(&mut self, port: u32) {
         let now = self.now;
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port].fc.credit_mut() else {
             return;
         };
         let (mut due, next) = c.handle_timeout(now);
@@ -197,7 +197,7 @@ impl Simulation {
 
     /// Queues the FCP of `vl` on `port` unless one waits already; returns whether it did.
     fn queue_fcp(&mut self, port: u32, vl: u8) -> bool {
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let up = p.up;
         let Some(c) = p.fc.credit_mut() else {
             return false;
@@ -209,16 +209,14 @@ impl Simulation {
         pk.prio = vl;
         pk.size = FCP_BYTES as u32;
         let idx = self.arena.alloc(pk);
-        self.ports[port as usize]
-            .ctrl
-            .push_back(&mut self.arena, idx);
+        self.ports[port].ctrl.push_back(&mut self.arena, idx);
         true
     }
 
     /// Wakes `port` as soon as its wire is free: now if idle, else when its frame ends (a
     /// wake-up before that would only ask for this one).
     fn wake_when_free(&mut self, port: u32) {
-        let t = self.now.max(self.ports[port as usize].busy_until);
+        let t = self.now.max(self.ports[port].busy_until);
         self.schedule_wake(port, t);
     }
 
@@ -229,7 +227,7 @@ impl Simulation {
         if self.cfg.fabric.credit.grant == CreditGrant::Shared {
             self.regrant(port, vl);
         }
-        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
+        if let Some(c) = self.ports[port].fc.credit_mut() {
             let (fctbs, fccl) = c.send_fcp(vl);
             let pk = self.arena.get_mut(pkt);
             pk.seq = fcp_seq(fctbs, fccl);
@@ -242,7 +240,7 @@ impl Simulation {
     /// plus the port's alpha × the free shared cells, at least what it holds and promised,
     /// at most what a transmitter may have outstanding beyond what it holds.
     fn regrant(&mut self, port: u32, vl: u8) {
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         let (local, node) = (usize::from(p.local), p.node);
         let Slot::Switch(s) = self.slots[node as usize] else {
             return; // a host takes what it receives at once
@@ -264,7 +262,7 @@ impl Simulation {
             self.switches[s as usize]
                 .mmu
                 .grant_private(local, vl, bounds, &mut self.transitions);
-        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
+        if let Some(c) = self.ports[port].fc.credit_mut() {
             c.set_capacity(vl, granted / per_block);
         }
         self.apply_transitions(s);
@@ -273,7 +271,7 @@ impl Simulation {
     /// The FCP `pkt` waiting on `port` was dropped with its link.
     pub(super) fn fcp_lost(&mut self, port: u32, pkt: u32) {
         let vl = self.arena.get(pkt).prio;
-        if let Some(c) = self.ports[port as usize].fc.credit_mut() {
+        if let Some(c) = self.ports[port].fc.credit_mut() {
             c.fcp_lost(vl);
         }
         self.arena.free(pkt);
@@ -287,7 +285,7 @@ impl Simulation {
         let (fctbs, fccl) = fcp_values(pk.seq);
         let now = self.now;
         let vl = pk.prio;
-        let Some(c) = self.ports[port as usize].fc.credit() else {
+        let Some(c) = self.ports[port].fc.credit() else {
             debug_assert!(false, "an FCP arrived on a PFC link");
             return;
         };
@@ -296,7 +294,7 @@ impl Simulation {
             // the last look begins a new one).
             self.report_pauses(port, 1 << vl);
         }
-        let Some(c) = self.ports[port as usize].fc.credit_mut() else {
+        let Some(c) = self.ports[port].fc.credit_mut() else {
             return;
         };
         if c.on_fcp(now, vl, fctbs, fccl) {
@@ -307,7 +305,7 @@ impl Simulation {
                 self.judge_credit_wait(port, vl, culprit);
             }
             if let (Some((start, end)), false) = (episode, self.cfg.record.omit_credit_log) {
-                let p = &self.ports[port as usize];
+                let p = &self.ports[port];
                 self.credit_blocks.push(CreditBlock {
                     start,
                     end,
@@ -324,7 +322,7 @@ impl Simulation {
 
     /// Whether `port` is an end of a credit link.
     pub(super) fn is_credit_port(&self, port: u32) -> bool {
-        self.ports[port as usize].fc.credit().is_some()
+        self.ports[port].fc.credit().is_some()
     }
 }
 
@@ -340,13 +338,13 @@ impl Simulation {
         for pkt in self.held_packets(i) {
             let pk = self.arena.get(pkt);
             let ingress = s.port(pk.in_port);
-            if let Some(c) = self.ports[ingress as usize].fc.credit() {
+            if let Some(c) = self.ports[ingress].fc.credit() {
                 let blocks = u32::from(c.blocks(u64::from(pk.size)));
                 held[usize::from(pk.in_port)][usize::from(pk.prio)] += blocks;
             }
         }
         for (local, gp) in s.ports().enumerate() {
-            let Some(c) = self.ports[gp as usize].fc.credit() else {
+            let Some(c) = self.ports[gp].fc.credit() else {
                 continue;
             };
             for vl in 0..c.vls() {
@@ -376,10 +374,9 @@ impl Simulation {
     /// buffer (at most 2048 blocks) with its next update. `Err` names the first link end
     /// where credit leaked or was counted twice.
     pub fn check_credits_drained(&self) -> Result<(), String> {
-        for (gp, port) in self.ports.iter().enumerate() {
-            let (Some(tx), Some(rx)) =
-                (port.fc.credit(), self.ports[port.peer as usize].fc.credit())
-            else {
+        for (_, port) in self.ports.iter() {
+            let peer = self.ports.get(port.peer);
+            let (Some(tx), Some(rx)) = (port.fc.credit(), peer.and_then(|p| p.fc.credit())) else {
                 continue;
             };
             for vl in 0..tx.vls() {
@@ -391,9 +388,10 @@ impl Simulation {
                 let grantable = u32::from(rx.limit(vl).wrapping_sub(sent) & 0x0fff);
                 if r.held() != 0 || r.abr() != sent || grantable != cap {
                     return Err(format!(
-                        "port {gp} (node {}) VL {vl}: sent {sent} blocks; its peer counted {}, \
+                        "node {} port {} VL {vl}: sent {sent} blocks; its peer counted {}, \
                          holds {} and would grant {grantable} of {cap}",
                         port.node,
+                        port.local,
                         r.abr(),
                         r.held()
                     ));

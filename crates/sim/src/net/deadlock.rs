@@ -35,7 +35,7 @@
 //! be missed, never invented.
 
 use super::switch::Switch;
-use super::Simulation;
+use super::{Simulation, Slot};
 use headroom_mech::flow_channel::{Blocker, FlowChannels};
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
@@ -115,28 +115,29 @@ impl std::fmt::Display for Deadlock {
     }
 }
 
-/// What one part knows of stalled queues at a check: its own switches only.
+/// What one part knows of stalled queues at a check: its own switches only. Ports are
+/// named by canonical index (`port_table`), so that the merged view, and the cycle found in
+/// it, do not depend on how the run is split.
 #[derive(Debug, Default)]
 pub(crate) struct StallView {
-    /// Stalled queues by (global port, priority), with whether the port as a whole is
-    /// paused.
+    /// Stalled queues by (port, priority), with whether the port as a whole is paused.
     stalled: BTreeMap<(u32, u8), (StalledQueue, bool)>,
-    /// `(global ingress port, priority) → global egress ports` of a switch where packets
-    /// that arrived on that ingress port with that priority wait.
+    /// `(ingress port, priority) → egress ports` of a switch where packets that arrived on
+    /// that ingress port with that priority wait.
     holds: BTreeMap<(u32, u8), BTreeSet<u32>>,
-    /// Stalled flow-channel waits by the global input port the frames wait on and the
-    /// class they arrived in (their lane there; with one lane, any of theirs).
+    /// Stalled flow-channel waits by the input port the frames wait on and the class they
+    /// arrived in (their lane there; with one lane, any of theirs).
     waits: BTreeMap<WaitKey, ChannelWait>,
-    /// Every channel's output entry (global output port, id on its link) → its input entry
-    /// (global input port, id) at the same switch; gathered by [`Simulation::channel_links`]
-    /// once some wait is stalled.
+    /// Every channel's output entry (output port, id on its link) → its input entry (input
+    /// port, id) at the same switch; gathered by [`Simulation::channel_links`] once some
+    /// wait is stalled.
     links: BTreeMap<ChannelKey, ChannelKey>,
 }
 
-/// A flow channel's entry in a switch's table, by the table's global port and the id.
+/// A flow channel's entry in a switch's table, by the table's port and the id.
 type ChannelKey = (u32, u16);
 
-/// Frames waiting for a flow channel: the global input port and their class on arrival.
+/// Frames waiting for a flow channel: the input port and their class on arrival.
 type WaitKey = (u32, u8);
 
 /// Frames waiting for a flow channel on one input port, as its part sees them.
@@ -180,7 +181,7 @@ impl Simulation {
         };
         for sw in self.switches.iter().filter(|s| self.mine(s.node)) {
             for gp in sw.ports() {
-                let port = &self.ports[gp as usize];
+                let port = &self.ports[gp];
                 for q in 0..PRIORITIES as u8 {
                     if port.nonempty & (1 << q) == 0 {
                         continue;
@@ -204,13 +205,14 @@ impl Simulation {
                         node: sw.node,
                         port: port.local,
                         prio: q,
-                        peer: self.ports[port.peer as usize].node,
+                        peer: self.ports.wire(port.peer).node,
                         bytes: port.queues[usize::from(q)].bytes,
                         paused_since: since,
                         credit: port.fc.credit().is_some(),
                         waiting_on: None,
                     };
-                    view.stalled.insert((gp, q), (stalled, whole_port));
+                    view.stalled
+                        .insert((self.ports.canonical(gp), q), (stalled, whole_port));
                 }
             }
         }
@@ -224,8 +226,11 @@ impl Simulation {
                 for q in 0..PRIORITIES {
                     for pkt in self.class_packets(gp, q) {
                         let p = self.arena.get(pkt);
-                        let ingress = first + u32::from(p.in_port);
-                        view.holds.entry((ingress, q as u8)).or_default().insert(gp);
+                        let ingress = self.ports.canonical(first + u32::from(p.in_port));
+                        view.holds
+                            .entry((ingress, q as u8))
+                            .or_default()
+                            .insert(self.ports.canonical(gp));
                     }
                 }
             }
@@ -256,32 +261,36 @@ impl Simulation {
                 }
                 let pk = self.arena.get(pkt);
                 let gp = first + u32::from(pk.in_port);
-                let port = &self.ports[gp as usize];
+                let port = &self.ports[gp];
                 let out = first + u32::from(out_local);
-                let to_host = !self.ports[out as usize].peer_is_switch;
+                let to_host = !self.ports[out].peer_is_switch;
                 let arrival = fc.arrival(port.peer_is_switch, pk, &self.cfg.flow_apps);
                 let class = self.egress_class((gp, out), pk);
                 let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host, class))
                 else {
                     continue;
                 };
+                let canonical = |gp: u32| self.ports.canonical(gp);
                 let (needs, on): (Vec<ChannelKey>, u16) = match blocker {
                     Blocker::OutputTable => (
                         table
                             .output_channels(out_local)
-                            .map(|(_, (ip, id))| (first + u32::from(ip), id))
+                            .map(|(_, (ip, id))| (canonical(first + u32::from(ip)), id))
                             .collect(),
                         out_local,
                     ),
                     Blocker::InputTable => (
-                        table.input_ids(port.local).map(|id| (gp, id)).collect(),
+                        table
+                            .input_ids(port.local)
+                            .map(|id| (canonical(gp), id))
+                            .collect(),
                         port.local,
                     ),
                     Blocker::Channel(id) => {
                         let follow = table
                             .input(port.local, id)
                             .map_or(out_local, |c| c.follow_port);
-                        (vec![(gp, id)], follow)
+                        (vec![(canonical(gp), id)], follow)
                     }
                 };
                 let on_gp = first + u32::from(on);
@@ -291,21 +300,21 @@ impl Simulation {
                     let p = self.arena.get(w);
                     bytes = bytes.saturating_add(p.size);
                     if port.peer_is_switch {
-                        holds.insert((port.peer, p.channel));
+                        holds.insert((canonical(port.peer), p.channel));
                     }
                 }
                 let queue = StalledQueue {
                     node: sw.node,
                     port: on,
                     prio: class,
-                    peer: self.ports[self.ports[on_gp as usize].peer as usize].node,
+                    peer: self.ports.wire(self.ports[on_gp].peer).node,
                     bytes,
                     paused_since: since,
                     credit: false,
                     waiting_on: Some(port.local),
                 };
                 view.waits.insert(
-                    (gp, pk.prio),
+                    (canonical(gp), pk.prio),
                     ChannelWait {
                         queue,
                         needs,
@@ -321,23 +330,29 @@ impl Simulation {
         for (sw, table) in self.own_channel_tables() {
             let first = sw.ports().start;
             for out in sw.ports() {
-                let local = self.ports[out as usize].local;
+                let local = self.ports[out].local;
                 for (id, (ip, in_id)) in table.output_channels(local) {
-                    view.links.insert((out, id), (first + u32::from(ip), in_id));
+                    view.links.insert(
+                        (self.ports.canonical(out), id),
+                        (self.ports.canonical(first + u32::from(ip)), in_id),
+                    );
                 }
             }
         }
     }
 
-    /// Global index of the port at the other end of global port `gp`.
-    pub(crate) fn peer_port(&self, gp: u32) -> u32 {
-        self.ports[gp as usize].peer
+    /// Canonical index of the port at the other end of the port of canonical index `port`.
+    pub(crate) fn peer_port(&self, port: u32) -> u32 {
+        let peer = self.ports.wire(self.ports.numbered(port)).peer;
+        self.ports.canonical(peer)
     }
 
-    /// The global port at the other end of global port `gp`, if a switch is there.
-    pub(crate) fn switch_peer_port(&self, gp: u32) -> Option<u32> {
-        let port = &self.ports[gp as usize];
-        port.peer_is_switch.then_some(port.peer)
+    /// Canonical index of the port at the other end of the port of canonical index
+    /// `port`, if a switch is there.
+    pub(crate) fn switch_peer_port(&self, port: u32) -> Option<u32> {
+        let peer = self.ports.wire(self.ports.numbered(port)).peer;
+        let node = self.ports.wire(peer).node;
+        matches!(self.slots[node as usize], Slot::Switch(_)).then(|| self.ports.canonical(peer))
     }
 }
 

@@ -99,7 +99,7 @@ impl Simulation {
         pk.hash = frame.credit;
         pk.size = PFC_FRAME_BYTES as u32;
         let pkt = self.arena.alloc(pk);
-        self.ports[gp as usize].ctrl.push_back(&mut self.arena, pkt);
+        self.ports[gp].ctrl.push_back(&mut self.arena, pkt);
         // Not `try_send`: this runs while the switch takes in a frame or sends one.
         self.schedule_wake(gp, self.now);
     }
@@ -108,7 +108,7 @@ impl Simulation {
     pub(super) fn receive_fgfc(&mut self, port: u32, pkt: u32) {
         let pk = *self.arena.get(pkt);
         self.arena.free(pkt);
-        let Slot::Host(h) = self.slots[self.ports[port as usize].node as usize] else {
+        let Slot::Host(h) = self.slots[self.ports[port].node as usize] else {
             unreachable!("FGFC frames go to hosts only")
         };
         let frame = FgfcFrame {

@@ -310,16 +310,12 @@ impl Simulation {
     #[inline(never)] // flow-channel fabrics only: out of the plain fabrics' receive path
     pub(super) fn channel_egress(&self, s: u32, port: u32, pk: &Packet) -> Option<u16> {
         let fc = self.channels.as_deref()?;
-        let in_local = self.ports[port as usize].local;
-        let arrival = fc.arrival(
-            self.ports[port as usize].peer_is_switch,
-            pk,
-            &self.cfg.flow_apps,
-        );
+        let in_local = self.ports[port].local;
+        let arrival = fc.arrival(self.ports[port].peer_is_switch, pk, &self.cfg.flow_apps);
         if let Some(out) = fc.tables[s as usize].pinned(in_local, arrival) {
             return Some(out);
         }
-        let node = self.ports[port as usize].node;
+        let node = self.ports[port].node;
         if fc.params.routing == ChannelRouting::Ecmp {
             return self.egress_local(node, pk.dst, pk.hash);
         }
@@ -343,7 +339,7 @@ impl Simulation {
         if hops.is_empty() {
             return None;
         }
-        let in_local = self.ports[port as usize].local;
+        let in_local = self.ports[port].local;
         let first = port - u32::from(in_local);
         let start = routing::ecmp_hash(pk.hash, node, hops.len());
         let Slot::Switch(s) = self.slots[node as usize] else {
@@ -353,11 +349,8 @@ impl Simulation {
         let load = |out: u16| {
             let gp = first + u32::from(out);
             let class = self.egress_class((port, gp), pk);
-            let room = !self.ports[gp as usize].peer_is_switch || table.output_has_room(out, class);
-            (
-                !room,
-                self.ports[gp as usize].queues[usize::from(class)].bytes,
-            )
+            let room = !self.ports[gp].peer_is_switch || table.output_has_room(out, class);
+            (!room, self.ports[gp].queues[usize::from(class)].bytes)
         };
         (0..hops.len())
             .map(|k| hops[(start + k) % hops.len()])
@@ -376,10 +369,10 @@ impl Simulation {
     ) -> Result<(), ()> {
         let now = self.now;
         let pk = *self.arena.get(pkt);
-        let in_local = self.ports[port as usize].local;
-        let from_switch = self.ports[port as usize].peer_is_switch;
+        let in_local = self.ports[port].local;
+        let from_switch = self.ports[port].peer_is_switch;
         let out = self.switches[s as usize].port(out_local);
-        let to_host = !self.ports[out as usize].peer_is_switch;
+        let to_host = !self.ports[out].peer_is_switch;
         let class = self.egress_class((port, out), &pk);
         let Some(fc) = self.channels.as_deref_mut() else {
             return Ok(());
@@ -449,7 +442,7 @@ impl Simulation {
     /// ingress edge) in channel `id`: with FGFC, its source may have to be paused.
     fn fgfc_arrived(&mut self, s: u32, port: u32, id: u16, pk: &Packet) {
         let now = self.now;
-        let in_local = self.ports[port as usize].local;
+        let in_local = self.ports[port].local;
         let queued = self.channel_queued(s, (in_local, id));
         let marks = self.channel_watermarks(s, (in_local, id));
         let Some(edges) = self.channels.as_deref_mut().and_then(|fc| fc.fgfc.as_mut()) else {
@@ -464,7 +457,7 @@ impl Simulation {
     /// channel `id`: with hop-by-hop credits, the channel may start metering its upstream
     /// hop.
     fn hop_arrived(&mut self, s: u32, port: u32, id: u16) {
-        let in_local = self.ports[port as usize].local;
+        let in_local = self.ports[port].local;
         let queued = self.channel_queued(s, (in_local, id));
         let marks = self.channel_watermarks(s, (in_local, id));
         let Some(hop) = self.channels.as_deref_mut().and_then(|fc| fc.hop.as_mut()) else {
@@ -485,7 +478,7 @@ impl Simulation {
         };
         if let Some(ack) = hop.left((s, in_local, id), (queued, bytes), marks) {
             let gp = self.switches[s as usize].port(in_local);
-            if self.ports[gp as usize].peer_is_switch {
+            if self.ports[gp].peer_is_switch {
                 self.queue_ack(gp, AckEntry::headroom(id, ack));
             }
         }
@@ -623,7 +616,7 @@ impl Simulation {
             }
         }
         let gp = self.switches[s as usize].port(up.in_port);
-        if self.ports[gp as usize].peer_is_switch {
+        if self.ports[gp].peer_is_switch {
             let units = u32::try_from(units).unwrap_or(u32::MAX);
             self.queue_ack(gp, AckEntry::flow(up.id, signal, units));
         } else {
@@ -703,7 +696,7 @@ impl Simulation {
     /// The release delay of a flow held at global output `out` has run out: the flows held
     /// there are looked at again.
     pub(super) fn channel_release(&mut self, out: u32) {
-        let node = self.ports[out as usize].node;
+        let node = self.ports[out].node;
         if let Slot::Switch(s) = self.slots[node as usize] {
             self.reroute_drained_at(s, out);
             self.release_held_on(s, out);
@@ -714,7 +707,7 @@ impl Simulation {
     /// back to its arbitration; the port wakes if one of them is staged.
     pub(super) fn release_held_on(&mut self, s: u32, out: u32) {
         let gate = channel_gate(self.channels.as_deref(), s, self.now);
-        let p = &mut self.ports[out as usize];
+        let p = &mut self.ports[out];
         if self
             .arbitration
             .release_held(&mut self.arena, (out, p), gate)
@@ -757,10 +750,7 @@ impl Simulation {
     /// The data frame `pk`, arrived on global port `port`, was dropped on arrival: if its
     /// upstream switch counted it in a channel, that channel's units are acknowledged.
     pub(super) fn channel_dropped_on_arrival(&mut self, port: u32, pk: &Packet) {
-        if self.channels.is_none()
-            || pk.kind != Kind::Data
-            || !self.ports[port as usize].peer_is_switch
-        {
+        if self.channels.is_none() || pk.kind != Kind::Data || !self.ports[port].peer_is_switch {
             return;
         }
         if let Some(fc) = self.channels.as_deref_mut() {

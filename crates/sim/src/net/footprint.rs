@@ -1,8 +1,8 @@
 //! What a run will need in memory, known before it is built.
 //!
 //! [`Footprint::of`] sizes the state that grows with the network and the flow list (routing
-//! tables, ports, the switches' MMU accounting, hosts, flows, per-flow results, every part's
-//! copy of the configuration) from the types the simulator allocates, so a caller can refuse a
+//! tables, ports, the switches' MMU accounting, the ports' wiring, hosts, flows, per-flow
+//! results, every part's copy of the configuration) from the types the simulator allocates, so a caller can refuse a
 //! run that cannot fit instead of aborting half-way through building it. Frames in flight
 //! and events are bounded by the buffers and links and are not counted.
 //!
@@ -11,6 +11,7 @@
 
 use super::host::{Flow, Host};
 use super::port::Port;
+use super::port_table::Wire;
 use super::switch::Switch;
 use super::victim::QueuedByIngress;
 use crate::config::SimConfig;
@@ -31,9 +32,9 @@ const MMU_BYTES_PER_PORT: u64 = 16 * 64 + 128;
 pub struct Footprint {
     /// Next-hop tables, shared by the parts.
     pub routing: u64,
-    /// The switches' MMU accounting: each part keeps only its own switches'.
-    pub buffers: u64,
-    /// Ports, switches and hosts, per part.
+    /// Ports and the switches' MMU accounting: each part keeps only its own nodes'.
+    pub ports_and_buffers: u64,
+    /// The ports' wiring and statistics, switches and hosts, per part.
     pub network: u64,
     /// Flow state, flow records and the flow list, per part.
     pub flows: u64,
@@ -66,7 +67,7 @@ impl Footprint {
         let hosts = topo.nodes.iter().filter(|&&k| k == NodeKind::Host).count() as u64;
         let switches = topo.nodes.len() as u64 - hosts;
         let switch_ports = ports.saturating_sub(hosts);
-        let per_port = size_of::<Port>() + size_of::<PortStats>() + 64;
+        let per_port = size_of::<Wire>() + size_of::<PortStats>() + 64;
         let network = ports * per_port as u64
             + switches * size_of::<Switch>() as u64
             + hosts * size_of::<Host>() as u64
@@ -84,7 +85,7 @@ impl Footprint {
             + cc;
         Footprint {
             routing: Routes::estimated_bytes(topo),
-            buffers: switch_ports * MMU_BYTES_PER_PORT,
+            ports_and_buffers: ports * size_of::<Port>() as u64 + switch_ports * MMU_BYTES_PER_PORT,
             network,
             flows: cfg.flows.len() as u64 * per_flow as u64,
             parts: parts.max(1) as u64,
@@ -93,10 +94,12 @@ impl Footprint {
 
     /// Bytes in all.
     pub fn total(&self) -> u64 {
-        self.routing.saturating_add(self.buffers).saturating_add(
-            self.parts
-                .saturating_mul(self.network.saturating_add(self.flows)),
-        )
+        self.routing
+            .saturating_add(self.ports_and_buffers)
+            .saturating_add(
+                self.parts
+                    .saturating_mul(self.network.saturating_add(self.flows)),
+            )
     }
 }
 
@@ -104,11 +107,11 @@ impl fmt::Display for Footprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "about {} (routing tables {}, buffers {}, network {} and flows {} per part, {} \
-             part{})",
+            "about {} (routing tables {}, ports and buffers {}, network {} and flows {} per \
+             part, {} part{})",
             human_bytes(self.total()),
             human_bytes(self.routing),
-            human_bytes(self.buffers),
+            human_bytes(self.ports_and_buffers),
             human_bytes(self.network),
             human_bytes(self.flows),
             self.parts,
@@ -136,9 +139,12 @@ mod tests {
         // bytes per node.
         assert_eq!(one.routing, 80 * 33 * 2 + 208 * 16);
         assert_eq!(two.routing, one.routing);
-        // The MMUs are split among the parts: 80 switches x 8 ports.
-        assert_eq!(two.buffers, one.buffers);
-        assert_eq!(one.buffers, 80 * 8 * MMU_BYTES_PER_PORT);
+        // Ports and MMUs are split among the parts: 768 ports, 80 switches x 8 of them.
+        assert_eq!(two.ports_and_buffers, one.ports_and_buffers);
+        assert_eq!(
+            one.ports_and_buffers,
+            768 * size_of::<Port>() as u64 + 80 * 8 * MMU_BYTES_PER_PORT
+        );
         assert_eq!(two.total() - one.total(), one.network + one.flows);
     }
 

@@ -343,13 +343,13 @@ impl Simulation {
         // On a PFC link a class's gate does not depend on the frame: when every class with
         // a flow that may send is paused, nothing can go, and the pass below would only
         // gather the pauses' ends, one per class.
-        if self.ports[port as usize].fc.pfc().is_some() {
+        if self.ports[port].fc.pfc().is_some() {
             let mut open = false;
             for class in 0..PRIORITIES as u8 {
                 if host.unheld[usize::from(class)] == 0 {
                     continue;
                 }
-                match self.ports[port as usize].fc.gate(now, class, || 0) {
+                match self.ports[port].fc.gate(now, class, || 0) {
                     Gate::Open => {
                         open = true;
                         break;
@@ -390,7 +390,7 @@ impl Simulation {
             let (flows, hc) = (&self.flows, &self.cfg.host);
             let frame_bytes =
                 || hc.data_frame_bytes(flows[e.flow as usize].next_payload(hc.mtu_payload));
-            match self.ports[port as usize].fc.gate(now, e.class, frame_bytes) {
+            match self.ports[port].fc.gate(now, e.class, frame_bytes) {
                 Gate::Open => {}
                 Gate::Until(t) => {
                     wake = wake.min(t);
@@ -566,9 +566,7 @@ impl Simulation {
             *to = *from;
         }
         let port = self.hosts[h as usize].port;
-        self.ports[port as usize]
-            .ctrl
-            .push_back(&mut self.arena, idx);
+        self.ports[port].ctrl.push_back(&mut self.arena, idx);
         self.try_send(port);
     }
 

@@ -31,17 +31,17 @@ impl Simulation {
         self.link_up[link] = false;
         let (pa, pb) = self.link_ports[link];
         for port in [pa, pb] {
-            if !self.mine(self.ports[port as usize].node) {
+            if !self.mine(self.ports.wire(port).node) {
                 continue;
             }
             // What the failure sets off at a port is that port's doing.
             self.creator = port;
-            self.ports[port as usize].up = false;
-            while let Some(pkt) = self.ports[port as usize].ctrl.pop_front(&self.arena) {
+            self.ports[port].up = false;
+            while let Some(pkt) = self.ports[port].ctrl.pop_front(&self.arena) {
                 let pk = self.arena.get(pkt);
                 if pk.kind == Kind::Pfc {
                     let class = port::pfc_class(pk);
-                    self.ports[port as usize].pfc_dequeued(class);
+                    self.ports[port].pfc_dequeued(class);
                     self.arena.free(pkt);
                 } else if pk.kind == Kind::Fcp {
                     self.fcp_lost(port, pkt);
@@ -49,9 +49,9 @@ impl Simulation {
                     self.drop_packet(pkt, "link_down");
                 }
             }
-            let node = self.ports[port as usize].node;
+            let node = self.ports[port].node;
             if let Slot::Switch(s) = self.slots[node as usize] {
-                let local = self.ports[port as usize].local;
+                let local = self.ports[port].local;
                 for q in 0..PRIORITIES {
                     self.flush_egress_queue(s, port, q, "link_down");
                 }
@@ -70,7 +70,6 @@ impl Simulation {
     fn drop_partial_receptions(&mut self, s: u32, in_local: u16) {
         let now = self.now;
         for gp in self.switches[s as usize].ports() {
-            let gp = gp as usize;
             let out_local = self.ports[gp].local;
             for q in 0..8usize {
                 let partial = |pk: &Packet| pk.in_port == in_local && pk.ready_at > now;
@@ -79,7 +78,7 @@ impl Simulation {
                     .remove_where(&mut self.arena, partial);
                 removed.extend(self.arbitration.remove_where(
                     &mut self.arena,
-                    (gp as u32, q),
+                    (gp, q),
                     partial,
                 ));
                 if !removed.is_empty() {
@@ -89,7 +88,7 @@ impl Simulation {
                     p.head_removed(q, &self.arena);
                     let gate = flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
                     self.arbitration
-                        .refill(&mut self.arena, (gp as u32, p), q, gate);
+                        .refill(&mut self.arena, (gp, p), q, gate);
                 }
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);

@@ -34,6 +34,7 @@
 
 use super::packet::Kind;
 use super::port::Port;
+use super::port_table::PortTable;
 use super::{Simulation, Slot};
 use crate::config::{DetectorConfig, EcnPoint, FecnConfig, SchemeConfig, SimConfig};
 use crate::results::{MarkSample, QueueMarking};
@@ -72,7 +73,7 @@ impl Marking {
     /// switches), with the RED classes `red`.
     pub(super) fn new(
         cfg: &SimConfig,
-        ports: &[Port],
+        ports: &PortTable,
         slots: &[Slot],
         red: &[[Option<RedConfig>; PRIORITIES]],
     ) -> Marking {
@@ -84,7 +85,7 @@ impl Marking {
             fecn: cfg.switch.ecn.fecn_for(&cfg.host.cc),
             ..Marking::default()
         };
-        for (gp, p) in ports.iter().enumerate() {
+        for (gp, p) in ports.iter() {
             if !matches!(slots[p.node as usize], Slot::Switch(_)) {
                 continue;
             }
@@ -111,7 +112,7 @@ impl Marking {
                     }
                 };
                 // Below 2^32: at most 8 per port, and the engine's port limit is 2^21.
-                m.slots[gp * PRIORITIES + q] = m.points.len() as u32;
+                m.slots[gp as usize * PRIORITIES + q] = m.points.len() as u32;
                 m.points.push(CongestionPoint::new(detector));
                 m.max_t_on.extend(max_t_on);
             }
@@ -196,7 +197,7 @@ impl Simulation {
         if self.cfg.switch.ecn.point != point || self.arena.get(pkt).kind != Kind::Data {
             return;
         }
-        let class = usize::from(self.ports[port as usize].red_class);
+        let class = usize::from(self.ports[port].red_class);
         let Some(red) = &self.red[class][q] else {
             return;
         };
@@ -215,7 +216,7 @@ impl Simulation {
         let red_marks =
             red_marks && (self.marking.fecn.is_none() || self.fecn_keeps(port, q, pkt, i));
         if self.marking.reads_pauses {
-            let fc = &self.ports[port as usize].fc;
+            let fc = &self.ports[port].fc;
             let latest = fc.latest_until(q as u8);
             let cp = &mut self.marking.points[i];
             if cp.wants_flow_control(now, latest) {
@@ -242,7 +243,7 @@ impl Simulation {
         if u64::from(self.arena.get(pkt).size) < f.packet_size {
             return false;
         }
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         if let (false, Some(c)) = (f.victim_mask, p.fc.credit()) {
             let period = self.cfg.fabric.credit.policy(p.rate).period;
             let starved = c
@@ -267,7 +268,7 @@ impl Simulation {
             return;
         }
         let now = self.now;
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         for q in 0..PRIORITIES {
             if classes & (1 << q) == 0 {
                 continue;
@@ -290,8 +291,8 @@ impl Simulation {
             }
             for port in self.switches[sw].ports() {
                 self.report_pauses(port, 0xff);
-                let p = &self.ports[port as usize];
-                let peer = self.ports[p.peer as usize].node;
+                let p = &self.ports[port];
+                let peer = self.ports.wire(p.peer).node;
                 for q in 0..PRIORITIES {
                     let Some(i) = self.marking.index(port, q) else {
                         continue;
@@ -326,7 +327,7 @@ impl Simulation {
                 continue;
             }
             for port in sw.ports() {
-                let p = &self.ports[port as usize];
+                let p = &self.ports[port];
                 for (q, i) in self.marking.queues(port) {
                     let cp = &self.marking.points[i];
                     if cp.counts()[0] == 0 {
@@ -335,7 +336,7 @@ impl Simulation {
                     out.push(QueueMarking {
                         node: p.node,
                         port: p.local,
-                        peer: self.ports[p.peer as usize].node,
+                        peer: self.ports.wire(p.peer).node,
                         queue: q,
                         max_t_on: self.marking.max_t_on.get(i).copied(),
                         totals: cp.totals_at(self.now),

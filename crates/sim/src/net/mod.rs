@@ -40,6 +40,7 @@ mod marking;
 pub mod packet;
 pub mod parallel;
 pub mod port;
+mod port_table;
 mod report;
 mod reroute;
 pub mod switch;
@@ -61,7 +62,6 @@ use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
 use host::{Flow, Host};
 use packet::{Arena, Kind};
-use port::Port;
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -98,7 +98,8 @@ pub struct Simulation {
     cfg: SimConfig,
     now: Time,
     queue: CalendarQueue,
-    ports: Vec<Port>,
+    /// The ports: all of them, or in a part of a partitioned run its own nodes'.
+    ports: port_table::PortTable,
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     flows: Vec<Flow>,
@@ -120,8 +121,9 @@ pub struct Simulation {
     /// Who is scheduling events now (see [`engine::tiebreak`]): the port whose event is
     /// being handled, or [`Simulation::run_creator`] for the run's own events.
     creator: u32,
-    /// Per creator (ports, then the run): events scheduled so far.
-    counts: Vec<u32>,
+    /// Per creator (ports by number, then the run): its name in keys (a port's canonical
+    /// index, so that keys do not depend on how the run is split) and its count.
+    counts: Vec<engine::CreatorCount>,
     /// Tie-break key of the event being handled.
     cur_key: u64,
     /// In a partitioned run: this simulation's part, and every node's part (empty: the
@@ -219,7 +221,7 @@ impl Simulation {
             _ => 0,
         };
         self.arena.free(pkt);
-        let to = self.part_of_node(self.ports[port as usize].node);
+        let to = self.part_of_node(self.ports.wire(port).node);
         self.outbox.frames.push(parallel::Remote {
             to,
             time,
@@ -276,15 +278,11 @@ impl Simulation {
     /// The tie-break key of `event`, the current creator's next.
     #[inline(always)]
     fn next_key(&mut self, event: &Event) -> u64 {
-        let c = self.creator;
-        let n = &mut self.counts[c as usize];
         // Transmissions end before frames arrive at the same instant: a switch releases
         // the departing frame's cells before it admits one arriving then.
         let rank = u32::from(!matches!(event, Event::Wake { .. }));
-        let key = engine::tiebreak(rank, c, *n);
-        // A creator would need 2^32 events at one instant for the wrap to matter.
-        *n = n.wrapping_add(1);
-        key
+        // A creator would need 2^32 events at one instant for the count's wrap to matter.
+        self.counts[self.creator as usize].next_key(rank)
     }
 
     /// Current simulated time.
@@ -362,10 +360,10 @@ impl Simulation {
         match ev {
             Event::Arrive { port, pkt } | Event::FrameStart { port, pkt } => {
                 prefetch(&self.arena.get(pkt).kind);
-                prefetch(&self.ports[port as usize].up);
+                prefetch(&self.ports[port].up);
             }
             Event::Wake { port } => {
-                prefetch(&self.ports[port as usize].busy_until);
+                prefetch(&self.ports[port].busy_until);
             }
             _ => {}
         }
@@ -386,7 +384,7 @@ impl Simulation {
             }
             Event::Wake { port } => {
                 self.creator = port;
-                let p = &mut self.ports[port as usize];
+                let p = &mut self.ports[port];
                 if p.wake_at == self.now {
                     p.wake_at = Time::MAX;
                 }
@@ -457,7 +455,7 @@ impl Simulation {
     /// corrupted frame is discarded as it starts to arrive (a chip would drop it at its
     /// last bit, after holding its cells for one frame time; that holding is not modelled).
     fn frame_start(&mut self, port: u32, pkt: u32) {
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         if !p.up {
             self.drop_packet(pkt, "link_down");
             return;
@@ -478,7 +476,7 @@ impl Simulation {
     /// A frame finished arriving at `port` (a host port, a PFC frame anywhere, or any frame
     /// at a switch admitting at the last bit).
     fn arrive(&mut self, port: u32, pkt: u32) {
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         let error_rate = p.error_rate;
         let kind = self.arena.get(pkt).kind;
         if !p.up {
@@ -518,9 +516,9 @@ impl Simulation {
     /// Drops every packet of egress queue `q` of switch `s`'s global port `port`, releasing
     /// its cells, counted under `cause`.
     fn flush_egress_queue(&mut self, s: u32, port: u32, q: usize, cause: &str) {
-        let local = self.ports[port as usize].local;
+        let local = self.ports[port].local;
         loop {
-            let p = &mut self.ports[port as usize];
+            let p = &mut self.ports[port];
             // A class with sub-queues stages its next packet once its staged one is gone.
             let gate = flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);
@@ -528,7 +526,7 @@ impl Simulation {
                 break;
             };
             let pk = *self.arena.get(pkt);
-            self.ports[port as usize].queues[q].bytes -= pk.size;
+            self.ports[port].queues[q].bytes -= pk.size;
             self.switch_release(
                 s,
                 (pk.in_port, pk.prio),
@@ -538,7 +536,7 @@ impl Simulation {
             );
             self.drop_packet(pkt, cause);
         }
-        self.ports[port as usize].nonempty &= !(1 << q);
+        self.ports[port].nonempty &= !(1 << q);
     }
 
     /// Counts a dropped packet and frees it.

@@ -277,10 +277,10 @@ impl Simulation {
 
     /// Starts the next frame on `port` if it is idle and has something it may send.
     pub(super) fn try_send(&mut self, port: u32) {
-        if !self.ports[port as usize].up {
+        if !self.ports[port].up {
             return;
         }
-        let busy_until = self.ports[port as usize].busy_until;
+        let busy_until = self.ports[port].busy_until;
         if self.now < busy_until {
             // Look again when the wire is free (one wake-up, however many callers).
             self.schedule_wake(port, busy_until);
@@ -292,7 +292,7 @@ impl Simulation {
         // One `start_tx` call site, so that it is inlined here.
         let pkt = match self.next_ctrl(port) {
             Some(pkt) => Some(pkt),
-            None => match self.slots[self.ports[port as usize].node as usize] {
+            None => match self.slots[self.ports[port].node as usize] {
                 Slot::Switch(s) => self.switch_dequeue(s, port),
                 Slot::Host(h) => self.host_next_packet(h),
             },
@@ -305,7 +305,7 @@ impl Simulation {
     /// The head control frame, unless its class is paused (PFC frames never are).
     fn next_ctrl(&mut self, port: u32) -> Option<u32> {
         let now = self.now;
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let head = p.ctrl.front()?;
         let pk = self.arena.get(head);
         // A NIC's ACKs, NACKs and CNPs wait for their own pause class under PFC (on credit
@@ -345,7 +345,7 @@ impl Simulation {
     /// of one far event per pause episode.
     pub(super) fn schedule_wake(&mut self, port: u32, t: Time) {
         let now = self.now;
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         if p.wake_at <= t && p.wake_at >= now {
             return;
         }
@@ -363,7 +363,7 @@ impl Simulation {
     fn start_tx(&mut self, port: u32, pkt: u32) {
         let overhead = self.cfg.link.frame_overhead;
         let size = u64::from(self.arena.get(pkt).size);
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let ser = p.serialization(size + overhead);
         p.tx_frames += 1;
         p.tx_bytes += size;
@@ -409,7 +409,7 @@ impl Simulation {
         let strict = self.cfg.switch.scheduler.strict;
         let quantum = self.cfg.switch.scheduler.quantum;
         let weights = &self.cfg.switch.scheduler.weights;
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let mut blocked_until = Time::MAX;
         let mut eligible = 0u8;
         let mut rest = p.nonempty;
@@ -503,7 +503,7 @@ impl Simulation {
         // a flow or port has in flight must see it.
         if self.arbitration.is_on() {
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
-            let p = &mut self.ports[port as usize];
+            let p = &mut self.ports[port];
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);
         }
         Some(pkt)
@@ -521,7 +521,7 @@ impl Simulation {
         quanta: u16,
         culprit: Option<u16>,
     ) {
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         match (class, quanta) {
             (Some(c), 0) => p.resume_sent[usize::from(c)] += 1,
             (Some(c), _) => p.pause_sent[usize::from(c)] += 1,
@@ -562,7 +562,7 @@ impl Simulation {
         pk.seq = u64::from(quanta);
         pk.size = PFC_FRAME_BYTES as u32;
         let idx = self.arena.alloc(pk);
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         p.pfc_pending[slot] = idx;
         p.ctrl.push_back(&mut self.arena, idx);
         // Not `try_send` directly: this may run in the middle of a dequeue on this very port
@@ -580,7 +580,7 @@ impl Simulation {
         }
         let cfg = self.cfg.switch.pfc;
         let now = self.now;
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let g = match class {
             Some(c) => &mut p.gens[usize::from(c)],
             None => &mut p.port_gen,
@@ -607,7 +607,7 @@ impl Simulation {
     /// Has the refresh timer of (`port`, `prio`) fire at `t`, unless a refresh event is
     /// pending no later (refresh times only grow: it reschedules itself when it fires).
     fn schedule_refresh(&mut self, port: u32, prio: u8, t: Time) {
-        let pending = &mut self.ports[port as usize].refresh_pending[usize::from(prio)];
+        let pending = &mut self.ports[port].refresh_pending[usize::from(prio)];
         if *pending <= t {
             return;
         }
@@ -620,7 +620,7 @@ impl Simulation {
         let cfg = self.cfg.switch.pfc;
         let now = self.now;
         let class = (prio != PORT_LEVEL).then_some(prio);
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         p.refresh_pending[usize::from(prio)] = Time::MAX;
         let g = match class {
             Some(c) => &mut p.gens[usize::from(c)],
@@ -648,7 +648,7 @@ impl Simulation {
         let pk = *self.arena.get(pkt);
         self.arena.free(pkt);
         let quanta = u16::try_from(pk.seq).unwrap_or(u16::MAX);
-        let rate = self.ports[port as usize].rate;
+        let rate = self.ports[port].rate;
         let response = self.response_time(rate);
         let now = self.now;
         let port_level = pfc_class(&pk).is_none();
@@ -664,7 +664,7 @@ impl Simulation {
             1 << pk.prio
         };
         self.report_pauses(port, classes);
-        let p = &mut self.ports[port as usize];
+        let p = &mut self.ports[port];
         let Some(timers) = p.fc.pfc_mut() else {
             debug_assert!(false, "a PFC frame arrived on a credit link");
             return;
@@ -690,7 +690,7 @@ impl Simulation {
             let class = (!port_level).then_some(pk.prio);
             self.judge_pause_episode(port, class, culprit);
         }
-        let timers = self.ports[port as usize].fc.pfc();
+        let timers = self.ports[port].fc.pfc();
         if quanta == 0 {
             self.try_send(port);
         } else if let Some((t, timers)) =

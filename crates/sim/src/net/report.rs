@@ -30,7 +30,7 @@ impl Simulation {
                 headroom: s.mmu.headroom_used_cells() * cell,
             });
             for gp in s.ports() {
-                let p = &self.ports[gp as usize];
+                let p = &self.ports[gp];
                 for (q, bytes) in p.queues.iter().map(|eq| eq.bytes).enumerate() {
                     if bytes > 0 {
                         self.queue_samples.push(QueueSample {
@@ -95,15 +95,13 @@ impl Simulation {
         }
         for (p, port) in parts
             .iter()
-            .flat_map(|p| p.ports.iter().map(move |q| (p, q)))
+            .flat_map(|p| p.ports.iter().map(move |(_, q)| (p, q)))
         {
-            if p.mine(port.node) {
-                port.check_pfc_queue(&p.arena)?;
-            }
+            port.check_pfc_queue(&p.arena)?;
         }
         for p in parts {
             p.arbitration
-                .check(|port, q| p.ports[port as usize].queues[q].fifo.is_empty())?;
+                .check(|port, q| p.ports[port].queues[q].fifo.is_empty())?;
         }
         for (p, h) in parts
             .iter()
@@ -146,7 +144,17 @@ impl Simulation {
         let now = self.now;
         let mut ports = Vec::with_capacity(self.ports.len());
         let log_credit = !self.cfg.record.omit_credit_log;
-        for p in &mut self.ports {
+        for gp in 0..self.ports.len() as u32 {
+            let w = *self.ports.wire(gp);
+            let Some(p) = self.ports.get_mut(gp) else {
+                // Another part's port: that part reports it.
+                ports.push(PortStats {
+                    node: w.node,
+                    port: w.local,
+                    ..PortStats::default()
+                });
+                continue;
+            };
             let mut st = PortStats {
                 node: p.node,
                 port: p.local,
@@ -207,14 +215,16 @@ impl Simulation {
             }
             ports.push(st);
         }
-        for ((st, p), e) in ports.iter_mut().zip(&self.ports).zip(&self.pause_episodes) {
-            st.peer = self.ports[p.peer as usize].node;
+        for ((gp, st), e) in (0u32..).zip(&mut ports).zip(&self.pause_episodes) {
+            st.peer = self.ports.wire(self.ports.wire(gp).peer).node;
             st.pause_episodes.copy_from_slice(&e.decided[..8]);
             st.victim_pauses.copy_from_slice(&e.victim[..8]);
             st.port_pause_episodes = e.decided[8];
             st.port_victim_pauses = e.victim[8];
             st.credit_victim_waits = e.credit_victim;
         }
+        // By canonical index (node, then local port), whatever the part's numbering.
+        ports.sort_unstable_by_key(|st| (st.node, st.port));
         let switches = self
             .switches
             .iter_mut()

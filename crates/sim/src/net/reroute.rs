@@ -55,7 +55,7 @@ impl Simulation {
         (out, class): (u32, u8),
         (size, dst): (u32, u32),
     ) {
-        let queued = u64::from(self.ports[out as usize].queues[usize::from(class)].bytes);
+        let queued = u64::from(self.ports[out].queues[usize::from(class)].bytes);
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
         };
@@ -77,7 +77,7 @@ impl Simulation {
         fc.reroute_asked.insert((s, in_local, id), out);
         let overload = Overload {
             node: self.switches[s as usize].node,
-            port: self.ports[out as usize].local,
+            port: self.ports[out].local,
         };
         self.take_or_pass_reroute((s, in_local, id), dst, overload);
     }
@@ -113,7 +113,7 @@ impl Simulation {
                 .reroute_target(s, follow, (dst, overload), None)
                 .is_none()
         {
-            if self.ports[gp_in as usize].peer_is_switch {
+            if self.ports[gp_in].peer_is_switch {
                 let signal = AckSignal::Reroute {
                     dst,
                     node: overload.node,
@@ -166,7 +166,7 @@ impl Simulation {
         let mut avoids = FxHashMap::default();
         let mut fits = |out: u16| {
             let gp = first + u32::from(out);
-            let to_switch = self.ports[gp as usize].peer_is_switch;
+            let to_switch = self.ports[gp].peer_is_switch;
             let class = head.map_or(self.vl_of(gp, 0), |(from, pk)| {
                 self.egress_class((from, gp), &pk)
             });
@@ -176,7 +176,7 @@ impl Simulation {
             if own {
                 return table.outputs_in_use(out) + 1 < here;
             }
-            let peer = self.ports[self.ports[gp as usize].peer as usize].node;
+            let peer = self.ports.wire(self.ports.wire(gp).peer).node;
             self.path_avoids(peer, dst, overload, &mut avoids)
         };
         let load = |out: u16| {
@@ -186,7 +186,7 @@ impl Simulation {
             });
             (
                 table.outputs_in_use(out),
-                self.ports[gp as usize].queues[usize::from(q)].bytes,
+                self.ports[gp].queues[usize::from(q)].bytes,
             )
         };
         let hash = head.map_or(0, |(_, pk)| pk.hash);
@@ -223,7 +223,7 @@ impl Simulation {
             .filter(|&&out| !(from == overload.node && out == overload.port))
             .any(|&out| {
                 let gp = first + u32::from(out);
-                let peer = self.ports[self.ports[gp as usize].peer as usize].node;
+                let peer = self.ports.wire(self.ports.wire(gp).peer).node;
                 self.path_avoids(peer, dst, overload, memo)
             });
         memo.insert(from, found);
@@ -254,7 +254,7 @@ impl Simulation {
         if fc.params.reroute.is_none() {
             return;
         }
-        let out_local = self.ports[out as usize].local;
+        let out_local = self.ports[out].local;
         let table = &fc.tables[s as usize];
         let mut due: Vec<ChannelKey> = fc
             .reroute_holds
@@ -298,7 +298,7 @@ impl Simulation {
         // A frame of it staged to leave by the old output goes first; the ACK of it moves
         // the rest.
         let staged = (0..PRIORITIES).any(|q| {
-            self.ports[old as usize].queues[q]
+            self.ports[old].queues[q]
                 .fifo
                 .front()
                 .is_some_and(|pkt| mine(self.arena.get(pkt)))
@@ -325,7 +325,7 @@ impl Simulation {
         let table = &mut fc.tables[s as usize];
         let moved_to = match target {
             Some((new_local, class)) => {
-                let to_host = !self.ports[(first + u32::from(new_local)) as usize].peer_is_switch;
+                let to_host = !self.ports[first + u32::from(new_local)].peer_is_switch;
                 match table.reroute((in_local, id), (new_local, to_host, class)) {
                     Ok(_) => Some(new_local),
                     Err(FlowChannelError::TableFull { .. }) => None,
@@ -351,7 +351,7 @@ impl Simulation {
                 .remove_where(&mut self.arena, (old, q), |pk| mine(pk));
             for pkt in moved {
                 let pk = *self.arena.get(pkt);
-                self.ports[old as usize].queues[q].bytes -= pk.size;
+                self.ports[old].queues[q].bytes -= pk.size;
                 let gp_in = self.switches[s as usize].port(pk.in_port);
                 let class = self.egress_class((gp_in, new), &pk);
                 let sw = &mut self.switches[s as usize];

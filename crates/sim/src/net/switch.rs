@@ -250,8 +250,8 @@ impl Simulation {
     /// A non-PFC frame arrived at global port `port` of switch `s`.
     pub(super) fn switch_receive(&mut self, s: u32, port: u32, pkt: u32) {
         let now = self.now;
-        let in_local = self.ports[port as usize].local;
-        let node = self.ports[port as usize].node;
+        let in_local = self.ports[port].local;
+        let node = self.ports[port].node;
         let mut pk = *self.arena.get(pkt);
         self.prefetch_credit(port, pk.prio);
         let channel = self.channels.is_some() && pk.kind == Kind::Data;
@@ -338,7 +338,7 @@ impl Simulation {
         if admitted && pk.ready_at <= now {
             self.try_send(out); // admitted at its last bit
         } else if admitted {
-            let free = self.ports[out as usize].busy_until;
+            let free = self.ports[out].busy_until;
             self.schedule_wake(out, pk.ready_at.max(free));
         }
     }
@@ -349,19 +349,19 @@ impl Simulation {
     pub(super) fn enqueue_egress(&mut self, s: u32, (port, out): (u32, u32), (q, pkt): (u8, u32)) {
         let pk = *self.arena.get(pkt);
         let q = usize::from(q);
-        let out_local = self.ports[out as usize].local;
-        let qlen = u64::from(self.ports[out as usize].queues[q].bytes);
+        let out_local = self.ports[out].local;
+        let qlen = u64::from(self.ports[out].queues[q].bytes);
         self.congestion_mark(s, out, q, qlen, pkt, EcnPoint::Enqueue);
         self.switches[s as usize]
             .queued_by_ingress
             .add(out_local, pk.prio, pk.in_port, pk.size);
-        let p = &mut self.ports[out as usize];
+        let p = &mut self.ports[out];
         let eq = &mut p.queues[q];
         eq.bytes += pk.size;
         eq.peak = eq.peak.max(eq.bytes);
         if self.arbitration.is_on() {
-            let from_host = !self.ports[port as usize].peer_is_switch;
-            let p = &mut self.ports[out as usize];
+            let from_host = !self.ports[port].peer_is_switch;
+            let p = &mut self.ports[out];
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             self.arbitration
                 .push(&mut self.arena, (out, p), (q, pkt), from_host, gate);

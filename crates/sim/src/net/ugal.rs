@@ -150,15 +150,15 @@ impl Simulation {
         let Some(u) = fc.ugal.as_ref() else {
             return;
         };
-        let node = self.ports[port as usize].node;
-        let via = if self.ports[port as usize].peer_is_switch {
+        let node = self.ports[port].node;
+        let via = if self.ports[port].peer_is_switch {
             if pk.via != NO_VIA && u.intermediates[usize::from(pk.via)].0 == node {
                 NO_VIA
             } else {
                 return;
             }
         } else {
-            let in_local = self.ports[port as usize].local;
+            let in_local = self.ports[port].local;
             let arrival = fc.arrival(false, pk, &self.cfg.flow_apps);
             if fc.tables[s as usize].pinned(in_local, arrival).is_some() {
                 return;
@@ -207,7 +207,7 @@ impl Simulation {
             let pk = self.arena.get(pkt);
             let gp_in = sw.port(pk.in_port);
             if pk.kind != Kind::Data
-                || self.ports[gp_in as usize].peer_is_switch
+                || self.ports[gp_in].peer_is_switch
                 || fc.tables[s as usize]
                     .input(pk.in_port, pk.channel)
                     .is_none()
@@ -271,9 +271,12 @@ impl Simulation {
         let Slot::Host(h) = self.slots[host as usize] else {
             return None;
         };
-        let p = &self.ports[self.hosts[h as usize].port as usize];
-        let edge = self.ports[p.peer as usize].node;
-        (p.up && matches!(self.slots[edge as usize], Slot::Switch(_))).then_some(edge)
+        // The host may be another part's: its port's wiring and its link's state are known
+        // to every part.
+        let w = self.ports.wire(self.hosts[h as usize].port);
+        let edge = self.ports.wire(w.peer).node;
+        let up = self.link_up[w.link as usize];
+        (up && matches!(self.slots[edge as usize], Slot::Switch(_))).then_some(edge)
     }
 
     /// Switch-to-switch hops from switch `node` to the switch `host` hangs off, along the
@@ -289,7 +292,7 @@ impl Simulation {
                 break;
             };
             let gp = self.switches[s as usize].port(out);
-            let next = self.ports[self.ports[gp as usize].peer as usize].node;
+            let next = self.ports.wire(self.ports.wire(gp).peer).node;
             if next == host || !matches!(self.slots[next as usize], Slot::Switch(_)) {
                 break;
             }

@@ -122,7 +122,7 @@ impl Simulation {
     /// Records a new pause decided on global switch port `port` for `class` (`None`:
     /// port-level); returns the egress it is blamed on, for the PAUSE frame to carry.
     pub(super) fn record_pause_episode(&mut self, port: u32, class: Option<u8>) -> Option<u16> {
-        let p = &self.ports[port as usize];
+        let p = &self.ports[port];
         let Slot::Switch(s) = self.slots[p.node as usize] else {
             return None; // a NIC's receive-buffer pause: no egress to blame
         };
@@ -143,8 +143,8 @@ impl Simulation {
     /// end arrived at `up`: counts the episode as a victim pause (on the pausing switch's
     /// port) if it stops traffic headed elsewhere.
     pub(super) fn judge_pause_episode(&mut self, up: u32, class: Option<u8>, culprit: u16) {
-        let pausing = self.ports[up as usize].peer;
-        let Slot::Switch(s) = self.slots[self.ports[pausing as usize].node as usize] else {
+        let pausing = self.ports[up].peer;
+        let Slot::Switch(s) = self.slots[self.ports.wire(pausing).node as usize] else {
             return;
         };
         let classes: u8 = class.map_or(u8::MAX, |c| 1 << c);
@@ -158,7 +158,7 @@ impl Simulation {
     /// of an XOFF decision): returns the egress it is blamed on (the one holding most of
     /// what arrived there), for the port's credit updates to carry upstream.
     pub(super) fn credit_culprit(&mut self, s: u32, port: u32, vl: u8) -> Option<u16> {
-        let in_local = self.ports[port as usize].local;
+        let in_local = self.ports[port].local;
         if self.build_queued_by_ingress(s) {
             self.culprit_from_table(s, in_local, 1 << vl)
         } else {
@@ -170,8 +170,8 @@ impl Simulation {
     /// on egress `culprit` of the switch downstream: counts it as a victim wait if what
     /// `up` has waiting on the VL includes traffic that switch would forward elsewhere.
     pub(super) fn judge_credit_wait(&mut self, up: u32, vl: u8, culprit: u16) {
-        let down = self.ports[up as usize].peer;
-        let Slot::Switch(s) = self.slots[self.ports[down as usize].node as usize] else {
+        let down = self.ports[up].peer;
+        let Slot::Switch(s) = self.slots[self.ports.wire(down).node as usize] else {
             return; // a host grants all it may: nothing waits for it
         };
         if self.stops_other_traffic(s, up, 1 << vl, culprit) {
@@ -244,7 +244,7 @@ impl Simulation {
     /// links, by the output port's SL → VL table).
     fn culprit(&self, s: u32, in_local: u16, classes: u8) -> Option<u16> {
         most_bytes(self.switches[s as usize].ports().map(|gp| {
-            let p = &self.ports[gp as usize];
+            let p = &self.ports[gp];
             (0..PRIORITIES)
                 // Bytes, not `nonempty`: a class whose flows are all held back by their
                 // injection limits holds packets with nothing staged.
@@ -264,7 +264,7 @@ impl Simulation {
             self.egress_local(self.switches[s as usize].node, dst, hash)
                 .is_some_and(|out| out != culprit)
         };
-        let p = &self.ports[up as usize];
+        let p = &self.ports[up];
         match self.slots[p.node as usize] {
             Slot::Switch(_) => (0..PRIORITIES)
                 .filter(|&q| classes & (1 << q) != 0)

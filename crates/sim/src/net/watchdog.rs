@@ -33,26 +33,26 @@ impl Simulation {
             for gp in self.switches[s].ports() {
                 let mut resume = false;
                 for q in (0..PRIORITIES).filter(|&q| lossless & (1 << q) != 0) {
-                    let port = &self.ports[gp as usize];
+                    let port = &self.ports[gp];
                     let obs = QueueObservation {
                         holds_data: port.nonempty & (1 << q) != 0,
                         paused_since: port.fc.pfc().and_then(|t| t.paused_since(now, q as u8)),
                     };
                     match self.watchdogs[gp as usize][q].poll(now, obs, &cfg) {
                         Some(WatchdogEvent::StormDetected) => {
-                            let rate = self.ports[gp as usize].rate;
+                            let rate = self.ports[gp].rate;
                             // Ends the class's pause now (a zero-quanta frame's effect).
-                            if let Some(timers) = self.ports[gp as usize].fc.pfc_mut() {
+                            if let Some(timers) = self.ports[gp].fc.pfc_mut() {
                                 timers.on_frame(now, q as u8, 0, rate, Time::ZERO);
                             }
                             if cfg.action == WatchdogAction::Drop {
-                                self.ports[gp as usize].wd_drop |= 1 << q;
+                                self.ports[gp].wd_drop |= 1 << q;
                                 self.flush_egress_queue(s as u32, gp, q, "pfcwd");
                             }
                             resume = true;
                         }
                         Some(WatchdogEvent::StormRestored) => {
-                            self.ports[gp as usize].wd_drop &= !(1 << q);
+                            self.ports[gp].wd_drop &= !(1 << q);
                         }
                         None => {}
                     }
@@ -87,14 +87,14 @@ impl Simulation {
     /// because its queue is in a storm with the drop action.
     #[inline(always)]
     pub(super) fn watchdog_drops(&self, out: u32, prio: u8) -> bool {
-        self.ports[out as usize].wd_drop & (1 << prio) != 0
+        self.ports[out].wd_drop & (1 << prio) != 0
     }
 
     /// The watchdog counters of this part's switch ports at `now`.
     pub(super) fn watchdog_counts(&self, now: Time) -> WatchdogCounts {
         let mut c = WatchdogCounts::default();
         for (gp, queues) in self.watchdogs.iter().enumerate() {
-            let node = self.ports[gp].node;
+            let node = self.ports.wire(gp as u32).node;
             if !matches!(self.slots[node as usize], Slot::Switch(_)) || !self.mine(node) {
                 continue;
             }

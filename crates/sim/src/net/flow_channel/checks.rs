@@ -55,7 +55,7 @@ impl Simulation {
             ));
         }
         for (port, pkt) in self.arbitration.held_heads() {
-            let Slot::Switch(s) = self.slots[self.ports[port as usize].node as usize] else {
+            let Slot::Switch(s) = self.slots[self.ports[port].node as usize] else {
                 return Err(format!("port {port}: a flow held at a host"));
             };
             let pk = self.arena.get(pkt);
@@ -70,7 +70,7 @@ impl Simulation {
             // Held for a reroute with nothing in flight, a frame of it is staged: the ACK
             // of that one moves it.
             let staged = fc.tables[s as usize].is_rerouting((pk.in_port, pk.channel))
-                && self.ports[port as usize].queues.iter().any(|q| {
+                && self.ports[port].queues.iter().any(|q| {
                     q.fifo.front().is_some_and(|f| {
                         let f = self.arena.get(f);
                         f.in_port == pk.in_port && f.channel == pk.channel
@@ -87,10 +87,13 @@ impl Simulation {
         self.check_fgfc()?;
         if let Some(inj) = &fc.injection {
             for (i, sw) in self.switches.iter().enumerate() {
+                if !self.mine(sw.node) {
+                    continue; // another part's ports
+                }
                 for gp in sw.ports() {
-                    let local = self.ports[gp as usize].local;
+                    let local = self.ports[gp].local;
                     let channels = fc.tables[i].in_flight(local);
-                    if !self.ports[gp as usize].peer_is_switch && inj.in_flight(gp) != channels {
+                    if !self.ports[gp].peer_is_switch && inj.in_flight(gp) != channels {
                         return Err(format!(
                             "switch {} port {local}: {} units injected in flight, its channels \
                              have {channels}",

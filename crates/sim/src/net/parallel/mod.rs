@@ -1,8 +1,9 @@
 //! Partitioned runs: one network simulated as several parts, on several threads, with
 //! exactly the results of a single simulation.
 //!
-//! The nodes are split into parts ([`split`]). Each part is a [`Simulation`] holding the
-//! whole network's state but acting only on its own nodes; a frame for a port of another
+//! The nodes are split into parts ([`split`]). Each part is a [`Simulation`] holding its
+//! own nodes' ports and buffers and the rest of the network's state, and acting only on
+//! its own nodes; a frame for a port of another
 //! part goes to its outbox. Such a frame arrives no earlier than one link delay after it
 //! was sent, and no link between parts is shorter than the *lookahead*. So the parts advance
 //! in windows of one lookahead (conservative synchronisation): within a window each part
@@ -10,7 +11,8 @@
 //! the frames are delivered.
 //!
 //! Why the results do not depend on the number of parts:
-//! - events are ordered by a key made of the time, the port that scheduled them and its
+//! - events are ordered by a key made of the time, the port that scheduled them (by its
+//!   canonical index, a whole run's number for it, whatever the parts number it) and its
 //!   count of scheduled events (`engine`), never by the order in which a process ran
 //!   different nodes; random draws come from per-switch and per-port streams;
 //! - every node's bookkeeping reads only that node's state (victim pauses are judged where
@@ -28,10 +30,10 @@
 //! Invariants: between windows every frame is in exactly one part's queue; every part has
 //! handled exactly the events up to the same point of the global order; a run that fails on
 //! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as
-//! one part. Each part holds the whole network's state except the other parts' switch
-//! buffers (their MMUs have no ports; a part's memory is otherwise a whole run's, less the
-//! packets of other parts); only its own nodes' share of
-//! it changes.
+//! one part. A part holds only its own nodes' ports, numbered as one run (`PortTable`; the
+//! others' wiring is known to all) and its own switches' buffers (the others' MMUs have no ports); the rest
+//! of the network's state (hosts, flows, per-port records) is a whole run's, and only its
+//! own nodes' share of it changes.
 
 mod crew;
 mod probe;
