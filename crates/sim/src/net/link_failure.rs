@@ -76,19 +76,17 @@ impl Simulation {
                 let mut removed = self.ports[gp].queues[q]
                     .fifo
                     .remove_where(&mut self.arena, partial);
-                removed.extend(self.arbitration.remove_where(
-                    &mut self.arena,
-                    (gp, q),
-                    partial,
-                ));
+                removed.extend(
+                    self.arbitration
+                        .remove_where(&mut self.arena, (gp, q), partial),
+                );
                 if !removed.is_empty() {
                     // The head may have been one of them; the port must say so before the
                     // releases below can set off a transmission.
                     let p = &mut self.ports[gp];
                     p.head_removed(q, &self.arena);
                     let gate = flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
-                    self.arbitration
-                        .refill(&mut self.arena, (gp, p), q, gate);
+                    self.arbitration.refill(&mut self.arena, (gp, p), q, gate);
                 }
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
