@@ -277,7 +277,8 @@ impl Simulation {
         arena.reserve(Arena::reservation(buffered, n_ports as usize));
         let ports = PortTable::new(ports, base, wiring, (first_port, canonical_first));
         // Streams and keys are named by canonical index: the same in every split.
-        let rng_errors = (0..n_ports)
+        let rng_errors = ports
+            .held_numbers()
             .map(|p| {
                 let c = ports.canonical(p);
                 Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{c}")))
@@ -325,9 +326,9 @@ impl Simulation {
             buffer_samples: Vec::new(),
             rate_samples: Vec::new(),
             transitions: Vec::with_capacity(16),
-            pause_episodes: vec![victim::PauseEpisodes::default(); n_ports as usize],
+            pause_episodes: vec![victim::PauseEpisodes::default(); held],
             watchdogs: if cfg.switch.watchdog.is_some() {
-                vec![[QueueWatchdog::default(); PRIORITIES]; n_ports as usize]
+                vec![[QueueWatchdog::default(); PRIORITIES]; held]
             } else {
                 Vec::new()
             },
@@ -336,7 +337,7 @@ impl Simulation {
             classes: classes::Classes::of(credit_links, cfg.fabric.class_per_hop),
             credit_blocks: Vec::new(),
             credit_culprits: if credit_links {
-                vec![credit::NO_CULPRIT; n_ports as usize * PRIORITIES]
+                vec![credit::NO_CULPRIT; held * PRIORITIES]
             } else {
                 Vec::new()
             },

@@ -108,7 +108,7 @@ impl Simulation {
             // does.
             if let Slot::Switch(s) = self.slots[self.ports[port].node as usize] {
                 let culprit = self.credit_culprit(s, port, vl);
-                self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)] =
+                self.credit_culprits[self.ports.held_index(port) * PRIORITIES + usize::from(vl)] =
                     culprit.map_or(NO_CULPRIT, u32::from);
             }
         }
@@ -231,7 +231,8 @@ impl Simulation {
             let (fctbs, fccl) = c.send_fcp(vl);
             let pk = self.arena.get_mut(pkt);
             pk.seq = fcp_seq(fctbs, fccl);
-            pk.payload = self.credit_culprits[port as usize * PRIORITIES + usize::from(vl)];
+            pk.payload =
+                self.credit_culprits[self.ports.held_index(port) * PRIORITIES + usize::from(vl)];
         }
     }
 

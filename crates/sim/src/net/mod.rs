@@ -116,7 +116,7 @@ pub struct Simulation {
     red: Vec<[Option<RedConfig>; PRIORITIES]>,
     /// Switches append INT hop records to data packets, with this resolution multiplier.
     int_multi: Option<u32>,
-    /// Per receiving port: its link's corruption draws.
+    /// Per port held (`PortTable::held_index`): its link's corruption draws as a receiver.
     rng_errors: Vec<Pcg64>,
     /// Who is scheduling events now (see [`engine::tiebreak`]): the port whose event is
     /// being handled, or [`Simulation::run_creator`] for the run's own events.
@@ -151,10 +151,11 @@ pub struct Simulation {
     buffer_samples: Vec<BufferSample>,
     rate_samples: Vec<RateSample>,
     transitions: Vec<headroom_mech::buffer::Transition>,
-    /// Per global port: pause episodes decided there, and victim pauses among them.
+    /// Per port held (`PortTable::held_index`): pause episodes decided there, victim pauses
+    /// of its peer judged there, its victim waits for credit.
     pause_episodes: Vec<victim::PauseEpisodes>,
-    /// Per global port, with the PFC watchdog on: each egress queue's watchdog (empty when
-    /// it is off).
+    /// Per port held (`PortTable::held_index`), with the PFC watchdog on: each egress
+    /// queue's watchdog (empty when it is off).
     watchdogs: Vec<[QueueWatchdog; PRIORITIES]>,
     /// The congestion point of every switch egress queue that marks.
     marking: marking::Marking,
@@ -166,7 +167,7 @@ pub struct Simulation {
     /// Episodes of credit transmitters waiting for credit, ended so far (unless
     /// `omit_credit_log`).
     credit_blocks: Vec<CreditBlock>,
-    /// Per global port × 8 + VL, with credit links: the egress the switch blamed when the
+    /// Per port held (`PortTable::held_index`) × 8 + VL, with credit links: the egress the switch blamed when the
     /// VL buffer last filled (`credit::NO_CULPRIT`: none), carried upstream by its FCPs.
     credit_culprits: Vec<u32>,
     /// Blocks of the largest frame a host sends: a credit VL buffer with less room than
@@ -462,7 +463,7 @@ impl Simulation {
         }
         let error_rate = p.error_rate;
         if error_rate > 0.0
-            && rand::Rng::gen::<f64>(&mut self.rng_errors[port as usize]) < error_rate
+            && rand::Rng::gen::<f64>(&mut self.rng_errors[self.ports.held_index(port)]) < error_rate
         {
             self.drop_packet(pkt, "corrupted");
             return;
@@ -497,7 +498,7 @@ impl Simulation {
             };
         }
         if error_rate > 0.0
-            && rand::Rng::gen::<f64>(&mut self.rng_errors[port as usize]) < error_rate
+            && rand::Rng::gen::<f64>(&mut self.rng_errors[self.ports.held_index(port)]) < error_rate
         {
             self.drop_packet(pkt, "corrupted");
             return;

@@ -107,6 +107,25 @@ impl PortTable {
         self.first[node] + (canonical - self.canonical_first[node])
     }
 
+    /// Where held port `port` is in a side table kept per port held, in number order (such
+    /// a table has no entry for another part's port, and indexing it with one panics or,
+    /// past the end of the part's own, finds nothing).
+    #[inline(always)]
+    pub(super) fn held_index(&self, port: u32) -> usize {
+        port.wrapping_sub(self.base) as usize
+    }
+
+    /// [`PortTable::held_index`] of `port` if the table holds it.
+    pub(super) fn held_slot(&self, port: u32) -> Option<usize> {
+        let i = self.held_index(port);
+        (i < self.held.len()).then_some(i)
+    }
+
+    /// The numbers of the ports held.
+    pub(super) fn held_numbers(&self) -> std::ops::Range<u32> {
+        self.base..self.base + self.held.len() as u32
+    }
+
     /// Port `port`, if the table holds it.
     pub(super) fn get(&self, port: u32) -> Option<&Port> {
         self.held.get(port.wrapping_sub(self.base) as usize)
@@ -199,6 +218,9 @@ mod tests {
         assert_eq!(t.len(), 6);
         let held: Vec<(u32, u32, u16)> = t.iter().map(|(g, p)| (g, p.node, p.local)).collect();
         assert_eq!(held, [(4, 1, 0), (5, 1, 1)]);
+        assert_eq!(t.held_numbers(), 4..6);
+        assert_eq!((t.held_slot(4), t.held_slot(5)), (Some(0), Some(1)));
+        assert_eq!((t.held_slot(3), t.held_slot(6)), (None, None));
         assert!(t.get(3).is_none() && t.get(0).is_none() && t.get(6).is_none());
         t[5].tx_frames = 7;
         assert_eq!(t.get(5).map(|p| p.tx_frames), Some(7));

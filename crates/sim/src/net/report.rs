@@ -215,13 +215,21 @@ impl Simulation {
             }
             ports.push(st);
         }
-        for ((gp, st), e) in (0u32..).zip(&mut ports).zip(&self.pause_episodes) {
-            st.peer = self.ports.wire(self.ports.wire(gp).peer).node;
-            st.pause_episodes.copy_from_slice(&e.decided[..8]);
-            st.victim_pauses.copy_from_slice(&e.victim[..8]);
-            st.port_pause_episodes = e.decided[8];
-            st.port_victim_pauses = e.victim[8];
-            st.credit_victim_waits = e.credit_victim;
+        for (gp, st) in (0u32..).zip(&mut ports) {
+            let peer = self.ports.wire(gp).peer;
+            st.peer = self.ports.wire(peer).node;
+            if let Some(i) = self.ports.held_slot(gp) {
+                let e = &self.pause_episodes[i];
+                st.pause_episodes.copy_from_slice(&e.decided[..8]);
+                st.port_pause_episodes = e.decided[8];
+                st.credit_victim_waits = e.credit_victim;
+            }
+            // Its victim pauses were judged where its PAUSE frames arrived: at its peer.
+            if let Some(i) = self.ports.held_slot(peer) {
+                let e = &self.pause_episodes[i];
+                st.victim_pauses.copy_from_slice(&e.peer_victim[..8]);
+                st.port_victim_pauses = e.peer_victim[8];
+            }
         }
         // By canonical index (node, then local port), whatever the part's numbering.
         ports.sort_unstable_by_key(|st| (st.node, st.port));

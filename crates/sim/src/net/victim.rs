@@ -104,14 +104,17 @@ fn most_bytes(bytes: impl Iterator<Item = u64>) -> Option<u16> {
     best.map(|(_, out)| out)
 }
 
-/// Pause episodes decided on one switch port and how many of them were victim pauses,
-/// per class (index 8: port-level pauses).
+/// Pause episodes decided on one switch port, and the victim pauses of its peer judged
+/// here, per class (index 8: port-level pauses). A victim pause is judged where its PAUSE
+/// arrives, so it is counted on the receiving port and reported for its peer: the part
+/// that judges it holds this record, whichever part holds the peer.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct PauseEpisodes {
     /// New pauses decided (XOFF decisions that started a pause).
     pub decided: [u32; PRIORITIES + 1],
-    /// Those that stopped traffic headed elsewhere than the culprit egress.
-    pub victim: [u32; PRIORITIES + 1],
+    /// The peer's pauses that arrived here and stopped traffic headed elsewhere than the
+    /// culprit egress.
+    pub peer_victim: [u32; PRIORITIES + 1],
     /// Credit links: waits for credit of this port's transmitter, per VL, that held
     /// traffic headed elsewhere than the egress the downstream switch's VL buffer was
     /// filled for (the credit analogue of `victim`).
@@ -135,7 +138,8 @@ impl Simulation {
         } else {
             self.culprit(s, in_local, classes)
         };
-        self.pause_episodes[port as usize].decided[class.map_or(PRIORITIES, usize::from)] += 1;
+        let i = self.ports.held_index(port);
+        self.pause_episodes[i].decided[class.map_or(PRIORITIES, usize::from)] += 1;
         culprit
     }
 
@@ -149,8 +153,8 @@ impl Simulation {
         };
         let classes: u8 = class.map_or(u8::MAX, |c| 1 << c);
         if self.stops_other_traffic(s, up, classes, culprit) {
-            self.pause_episodes[pausing as usize].victim[class.map_or(PRIORITIES, usize::from)] +=
-                1;
+            let i = self.ports.held_index(up);
+            self.pause_episodes[i].peer_victim[class.map_or(PRIORITIES, usize::from)] += 1;
         }
     }
 
@@ -175,7 +179,8 @@ impl Simulation {
             return; // a host grants all it may: nothing waits for it
         };
         if self.stops_other_traffic(s, up, 1 << vl, culprit) {
-            self.pause_episodes[up as usize].credit_victim[usize::from(vl)] += 1;
+            let i = self.ports.held_index(up);
+            self.pause_episodes[i].credit_victim[usize::from(vl)] += 1;
         }
     }
 

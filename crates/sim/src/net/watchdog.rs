@@ -38,7 +38,8 @@ impl Simulation {
                         holds_data: port.nonempty & (1 << q) != 0,
                         paused_since: port.fc.pfc().and_then(|t| t.paused_since(now, q as u8)),
                     };
-                    match self.watchdogs[gp as usize][q].poll(now, obs, &cfg) {
+                    let i = self.ports.held_index(gp);
+                    match self.watchdogs[i][q].poll(now, obs, &cfg) {
                         Some(WatchdogEvent::StormDetected) => {
                             let rate = self.ports[gp].rate;
                             // Ends the class's pause now (a zero-quanta frame's effect).
@@ -72,7 +73,7 @@ impl Simulation {
     pub(super) fn watchdog_pause_frame(&mut self, port: u32, prio: u8, quanta: u16) -> bool {
         let Some(wd) = self
             .watchdogs
-            .get_mut(port as usize)
+            .get_mut(self.ports.held_index(port))
             .and_then(|w| w.get_mut(usize::from(prio)))
         else {
             return false;
@@ -93,8 +94,8 @@ impl Simulation {
     /// The watchdog counters of this part's switch ports at `now`.
     pub(super) fn watchdog_counts(&self, now: Time) -> WatchdogCounts {
         let mut c = WatchdogCounts::default();
-        for (gp, queues) in self.watchdogs.iter().enumerate() {
-            let node = self.ports.wire(gp as u32).node;
+        for (gp, queues) in self.ports.held_numbers().zip(&self.watchdogs) {
+            let node = self.ports.wire(gp).node;
             if !matches!(self.slots[node as usize], Slot::Switch(_)) || !self.mine(node) {
                 continue;
             }
