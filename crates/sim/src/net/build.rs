@@ -88,15 +88,20 @@ impl Simulation {
             canonical_first.push(n_ports);
             n_ports += a.len() as u32;
         }
+        // A part builds only its own nodes' ports (`held` of them, numbered from `base`),
+        // and the wiring of every port.
+        let owned = |node: u32| node_part.get(node as usize).is_none_or(|&p| p == part);
         let mut first_port = vec![0u32; adj.len()];
-        let mut next = 0u32;
-        let mut base = 0u32;
+        let (mut next, mut base, mut held) = (0u32, 0u32, 0usize);
         for &node in &node_order {
+            let n = adj[node].len() as u32;
             if node_part.get(node).is_some_and(|&p| p < part) {
-                base += adj[node].len() as u32;
+                base += n;
+            } else if owned(node as u32) {
+                held += n as usize;
             }
             first_port[node] = next;
-            next += adj[node].len() as u32;
+            next += n;
         }
         if n_ports >= engine::MAX_CREATORS {
             return Err(ConfigError::Parameter {
@@ -115,13 +120,7 @@ impl Simulation {
         let mut red: Vec<[Option<RedConfig>; PRIORITIES]> = Vec::new();
         let fecn = cfg.switch.ecn.fecn_for(&cfg.host.cc);
         let mut link_ports = vec![(0u32, 0u32); topo.links.len()];
-        // A part builds only its own nodes' ports, and the wiring of every port.
-        let owned = |node: u32| node_part.get(node as usize).is_none_or(|&p| p == part);
         let mut wiring = Vec::with_capacity(n_ports as usize);
-        let held: usize = (0..adj.len())
-            .filter(|&node| owned(node as u32))
-            .map(|node| adj[node].len())
-            .sum();
         let mut ports = Vec::with_capacity(held);
         for &node in &node_order {
             for (local, &(peer, link)) in adj[node].iter().enumerate() {
@@ -401,12 +400,9 @@ impl Simulation {
             sim.channels = Some(Box::new(fc));
         }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
-        for p in 0..sim.ports.len() as u32 {
-            let w = *sim.ports.wire(p);
-            let remote = sim.part_of_node(w.node) != sim.part_of_node(sim.ports.wire(w.peer).node);
-            if let Some(port) = sim.ports.get_mut(p) {
-                port.remote = remote;
-            }
+        for p in sim.ports.held_numbers() {
+            let peer = sim.ports.wire(p).peer;
+            sim.ports[p].remote = sim.part_of_node(sim.ports.wire(peer).node) != part;
         }
         // The run's own events, in a fixed order: flow starts, stop, link failures, first
         // sample. Each part schedules the flow starts of its senders, with the keys a

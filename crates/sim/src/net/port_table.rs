@@ -128,17 +128,18 @@ impl PortTable {
 
     /// Port `port`, if the table holds it.
     pub(super) fn get(&self, port: u32) -> Option<&Port> {
-        self.held.get(port.wrapping_sub(self.base) as usize)
+        self.held.get(self.held_index(port))
     }
 
     /// Port `port`, to update, if the table holds it.
     pub(super) fn get_mut(&mut self, port: u32) -> Option<&mut Port> {
-        self.held.get_mut(port.wrapping_sub(self.base) as usize)
+        let i = self.held_index(port);
+        self.held.get_mut(i)
     }
 
     /// The ports held, with their numbers, in number order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &Port)> {
-        (self.base..).zip(&self.held)
+        self.held_numbers().zip(&self.held)
     }
 }
 
@@ -148,7 +149,7 @@ impl Index<u32> for PortTable {
     /// Port `port`. Panics if the table does not hold it.
     #[inline(always)]
     fn index(&self, port: u32) -> &Port {
-        &self.held[port.wrapping_sub(self.base) as usize]
+        &self.held[self.held_index(port)]
     }
 }
 
@@ -156,7 +157,8 @@ impl IndexMut<u32> for PortTable {
     /// Port `port`, to update. Panics if the table does not hold it.
     #[inline(always)]
     fn index_mut(&mut self, port: u32) -> &mut Port {
-        &mut self.held[port.wrapping_sub(self.base) as usize]
+        let i = self.held_index(port);
+        &mut self.held[i]
     }
 }
 
