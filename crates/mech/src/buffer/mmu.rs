@@ -340,6 +340,11 @@ pub struct Mmu {
     /// state can change. Kept small so re-evaluation at every event stays cheap.
     active: Vec<u32>,
     in_active: Vec<bool>,
+    /// One bit per ingress port with a PG in `active`. Only these ports have bounds other
+    /// than `(0, ∞)`, so the scans and folds of per-port bounds visit these alone: usually
+    /// a few of a switch's ports (loops over all of them made `evaluate_active` 14 % of a
+    /// k = 24 fat tree's run; 4 % with the mask).
+    ports_in_active: Box<[u64]>,
     /// DSH: ports holding shared or insurance cells, or paused.
     active_ports: Vec<u32>,
     in_active_port: Vec<bool>,
@@ -508,6 +513,7 @@ impl Mmu {
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             active: Vec::with_capacity(ports * PRIORITIES),
             in_active: vec![false; ports * PRIORITIES],
+            ports_in_active: vec![0; ports.div_ceil(64)].into_boxed_slice(),
             active_ports: Vec::with_capacity(ports),
             in_active_port: vec![false; ports],
             xoff_free_bound: 0.0,

@@ -143,6 +143,7 @@ impl Mmu {
         if lossless && region != Region::Private {
             if !self.in_active[pgi] {
                 self.in_active[pgi] = true;
+                self.ports_in_active[in_port / 64] |= 1 << (in_port % 64);
                 self.active_pos[pgi] = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }

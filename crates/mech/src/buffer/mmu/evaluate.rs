@@ -18,7 +18,9 @@
 //!   the same order as a scan of every congested PG: PGs elsewhere neither change state
 //!   nor leave the list;
 //! - only a scan that visits flagged ports (or every PG: `scan_needed`) removes PGs and
-//!   ports from the active lists.
+//!   ports from the active lists;
+//! - a port's bit in `Mmu::ports_in_active` is set exactly while one of its PGs is in
+//!   `Mmu::active`; a port without it has bounds `(0, ∞)`, so scans and folds skip it.
 
 use super::{HeadroomScheme, Levels, Mmu, PgOccupancy, PortOccupancy, Transition};
 use crate::PRIORITIES;
@@ -219,12 +221,17 @@ impl Mmu {
     /// port its bounds): the same transitions in the same order, at the cost of one look at
     /// each other congested PG instead of a decision and a bound.
     fn scan_flagged_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
-        for port in 0..self.ports {
-            if !self.port_crossed(port, free) {
-                continue;
+        for word in 0..self.ports_in_active.len() {
+            let mut bits = self.ports_in_active[word];
+            while bits != 0 {
+                let port = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.port_crossed(port, free) {
+                    // Crossed: visited too (marked like a flagged port, cleared below with
+                    // them).
+                    self.flag_port(port);
+                }
             }
-            // Crossed: visited too (marked like a flagged port, cleared below with them).
-            self.flag_port(port);
         }
         for &port in &self.flagged {
             self.port_xoff_bound[port as usize] = 0.0;
@@ -268,6 +275,10 @@ impl Mmu {
             return false;
         }
         self.in_active[pgi] = false;
+        let port = pgi / PRIORITIES;
+        if !self.in_active[port * PRIORITIES..(port + 1) * PRIORITIES].contains(&true) {
+            self.ports_in_active[port / 64] &= !(1 << (port % 64));
+        }
         self.active.swap_remove(i);
         if let Some(&moved) = self.active.get(i) {
             self.active_pos[moved as usize] = i as u32;
@@ -289,25 +300,30 @@ impl Mmu {
     /// leaves `active` here: one left with nothing flagged its port when it emptied.
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
-        for port in 0..self.ports {
-            if !self.port_crossed(port, free) {
-                continue;
-            }
-            self.port_xoff_bound[port] = 0.0;
-            self.port_resume_bound[port] = f64::INFINITY;
-            let threshold = self.threshold(port, free);
-            for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
-                if !self.in_active[pgi] {
+        for word in 0..self.ports_in_active.len() {
+            let mut bits = self.ports_in_active[word];
+            while bits != 0 {
+                let port = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if !self.port_crossed(port, free) {
                     continue;
                 }
-                if let Some(t) = self.decide_pg(pgi, port, threshold) {
-                    partial.push((self.active_pos[pgi], t));
+                self.port_xoff_bound[port] = 0.0;
+                self.port_resume_bound[port] = f64::INFINITY;
+                let threshold = self.threshold(port, free);
+                for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
+                    if !self.in_active[pgi] {
+                        continue;
+                    }
+                    if let Some(t) = self.decide_pg(pgi, port, threshold) {
+                        partial.push((self.active_pos[pgi], t));
+                    }
+                    debug_assert!({
+                        let pg = self.pgs[pgi];
+                        pg.xoff || pg.shared > 0 || pg.headroom > 0
+                    });
+                    self.bound_pg(pgi, port);
                 }
-                debug_assert!({
-                    let pg = self.pgs[pgi];
-                    pg.xoff || pg.shared > 0 || pg.headroom > 0
-                });
-                self.bound_pg(pgi, port);
             }
         }
         partial.sort_unstable_by_key(|&(pos, _)| pos);
@@ -317,10 +333,16 @@ impl Mmu {
     }
 
     /// The switch's bounds from its ports' (before `scan_ports` adds the DSH port levels).
+    /// Ports without a PG in `active` have bounds `(0, ∞)` and add nothing.
     fn fold_port_bounds(&mut self) {
-        for port in 0..self.ports {
-            self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
-            self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
+        for word in 0..self.ports_in_active.len() {
+            let mut bits = self.ports_in_active[word];
+            while bits != 0 {
+                let port = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
+                self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
+            }
         }
     }
 
@@ -427,6 +449,13 @@ mod tests {
                 }
                 prop_assert_eq!(&tr, &full_tr, "partial scan differs from a full one");
                 prop_assert_eq!(&m.active, &full.active, "the congested PGs' order differs");
+                for port in 0..3 {
+                    prop_assert_eq!(
+                        m.ports_in_active[0] >> port & 1 == 1,
+                        m.in_active[port * 8..port * 8 + 8].contains(&true),
+                        "port {}'s bit disagrees with its PGs in `active`", port
+                    );
+                }
                 for t in tr.drain(..) {
                     let (k, pause) = key(t);
                     prop_assert_ne!(paused[k], pause, "transition must alternate");
