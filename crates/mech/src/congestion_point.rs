@@ -60,21 +60,23 @@ pub fn state_index(state: QueueState) -> usize {
 
 /// One egress queue's congestion point.
 ///
-/// `repr(C)` with the fields every departure touches first: RED's whole per-packet path
-/// reads and writes one cache line. What only TCD needs lives behind a pointer, so a RED
-/// queue costs 64 bytes (a switch has up to 8 per port).
+/// One cache line (`repr(C, align(64))`): RED's whole per-packet path reads and writes that
+/// line alone. What only TCD needs, including the time in the two states only TCD
+/// reaches, lives behind a pointer, so a RED queue costs 64 bytes (a switch has up to 8 per
+/// port).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct CongestionPoint {
     departures: u64,
     ce_marked: u64,
-    /// Since when the queue is in its current state.
-    since: Time,
-    /// RED's state (a TCD detector keeps its own).
-    red_state: QueueState,
-    time_in: [Time; 4],
     /// `None`: RED.
     tcd: Option<Box<TcdPoint>>,
+    /// Since when the queue is in its current state.
+    since: Time,
+    /// Time in non-congestion and in congestion, up to `since`.
+    time_in: [Time; 2],
+    /// RED's state (a TCD detector keeps its own).
+    red_state: QueueState,
 }
 
 /// What a TCD congestion point keeps besides RED's counters.
@@ -90,6 +92,8 @@ struct TcdPoint {
     /// The pause timers' bound (`PauseTimers::latest_until`) at the last report made after
     /// every timer had run out (`Time::MAX` when one could still change then).
     reported_until: Time,
+    /// Time in undetermined and in checking, up to `CongestionPoint::since`.
+    time_in: [Time; 2],
 }
 
 impl CongestionPoint {
@@ -100,7 +104,7 @@ impl CongestionPoint {
             ce_marked: 0,
             since: Time::ZERO,
             red_state: QueueState::NonCongestion,
-            time_in: [Time::ZERO; 4],
+            time_in: [Time::ZERO; 2],
             tcd: match detector {
                 Detector::Red => None,
                 Detector::Tcd(detector) => Some(Box::new(TcdPoint {
@@ -110,6 +114,7 @@ impl CongestionPoint {
                     seen_pause: None,
                     seen_resume: None,
                     reported_until: Time::ZERO,
+                    time_in: [Time::ZERO; 2],
                 })),
             },
         }
@@ -136,12 +141,13 @@ impl CongestionPoint {
             ce_marked: self.ce_marked,
             ue_marked: 0,
             departures_in: [0; 4],
-            time_in: self.time_in,
+            time_in: [self.time_in[0], self.time_in[1], Time::ZERO, Time::ZERO],
         };
         match &self.tcd {
             Some(tcd) => {
                 t.ue_marked = tcd.ue_marked;
                 t.departures_in = tcd.departures_in;
+                t.time_in[2..].copy_from_slice(&tcd.time_in);
             }
             None => {
                 // RED's state after a departure is whether it marked (counted here, not per
@@ -200,13 +206,27 @@ impl CongestionPoint {
             let before = t.detector.state();
             t.detector.on_pause(start);
             t.seen_pause = Some(start);
-            change(time_in, since, before, t.detector.state(), start);
+            change(
+                time_in,
+                &mut t.time_in,
+                since,
+                before,
+                t.detector.state(),
+                start,
+            );
         }
         if end <= now && t.seen_resume.is_none_or(|s| end > s) {
             let before = t.detector.state();
             t.detector.on_resume(end, queue);
             t.seen_resume = Some(end);
-            change(time_in, since, before, t.detector.state(), end);
+            change(
+                time_in,
+                &mut t.time_in,
+                since,
+                before,
+                t.detector.state(),
+                end,
+            );
         }
     }
 
@@ -222,13 +242,12 @@ impl CongestionPoint {
             } else {
                 QueueState::NonCongestion
             };
-            change(
-                &mut self.time_in,
-                &mut self.since,
-                self.red_state,
-                state,
-                now,
-            );
+            // RED is never undetermined nor checking: its time goes to `time_in` alone.
+            if self.red_state != state {
+                let at = now.max(self.since);
+                self.time_in[usize::from(!red)] += at - self.since;
+                self.since = at;
+            }
             self.red_state = state;
             self.ce_marked += u64::from(red);
             return if red { Mark::Ce } else { Mark::None };
@@ -249,16 +268,33 @@ impl CongestionPoint {
             Mark::Ue => t.ue_marked += 1,
             Mark::None => {}
         }
-        change(&mut self.time_in, &mut self.since, before, after, now);
+        change(
+            &mut self.time_in,
+            &mut t.time_in,
+            &mut self.since,
+            before,
+            after,
+            now,
+        );
         mark
     }
 }
 
-/// A queue went from state `from` to `to` at `at`: the time since `since` goes to `from`.
-fn change(time_in: &mut [Time; 4], since: &mut Time, from: QueueState, to: QueueState, at: Time) {
+/// A queue went from state `from` to `to` at `at`: the time since `since` goes to `from`,
+/// in `low` (non-congestion, congestion) or `high` (undetermined, checking).
+fn change(
+    low: &mut [Time; 2],
+    high: &mut [Time; 2],
+    since: &mut Time,
+    from: QueueState,
+    to: QueueState,
+    at: Time,
+) {
     if from != to {
         let at = at.max(*since);
-        time_in[state_index(from)] += at - *since;
+        let i = state_index(from);
+        let slot = if i < 2 { &mut low[i] } else { &mut high[i - 2] };
+        *slot += at - *since;
         *since = at;
     }
 }
@@ -359,8 +395,8 @@ mod tests {
 
     #[test]
     fn a_red_queue_fits_its_hot_path_in_one_line() {
-        assert!(std::mem::size_of::<CongestionPoint>() <= 72);
-        assert!(std::mem::offset_of!(CongestionPoint, red_state) < 32);
+        assert_eq!(std::mem::size_of::<CongestionPoint>(), 64);
+        assert_eq!(std::mem::align_of::<CongestionPoint>(), 64);
     }
 
     #[test]
