@@ -206,27 +206,15 @@ impl CongestionPoint {
             let before = t.detector.state();
             t.detector.on_pause(start);
             t.seen_pause = Some(start);
-            change(
-                time_in,
-                &mut t.time_in,
-                since,
-                before,
-                t.detector.state(),
-                start,
-            );
+            let after = t.detector.state();
+            change(time_in, &mut t.time_in, since, before, after, start);
         }
         if end <= now && t.seen_resume.is_none_or(|s| end > s) {
             let before = t.detector.state();
             t.detector.on_resume(end, queue);
             t.seen_resume = Some(end);
-            change(
-                time_in,
-                &mut t.time_in,
-                since,
-                before,
-                t.detector.state(),
-                end,
-            );
+            let after = t.detector.state();
+            change(time_in, &mut t.time_in, since, before, after, end);
         }
     }
 
