@@ -25,6 +25,19 @@
 use super::{HeadroomScheme, Levels, Mmu, PgOccupancy, PortOccupancy, Transition};
 use crate::PRIORITIES;
 
+/// The ports whose bits are set in `bits`, word `word` of a mask of ports, in order. Takes
+/// the word by value, so that the loop over them may change the MMU.
+#[inline]
+fn ports_in(mut bits: u64, word: usize) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let port = word * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            port
+        })
+    })
+}
+
 impl Mmu {
     /// Re-evaluates the PFC state of every congested PG and port against the current
     /// threshold.
@@ -222,10 +235,7 @@ impl Mmu {
     /// each other congested PG instead of a decision and a bound.
     fn scan_flagged_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         for word in 0..self.ports_in_active.len() {
-            let mut bits = self.ports_in_active[word];
-            while bits != 0 {
-                let port = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for port in ports_in(self.ports_in_active[word], word) {
                 if self.port_crossed(port, free) {
                     // Crossed: visited too (marked like a flagged port, cleared below with
                     // them).
@@ -301,10 +311,7 @@ impl Mmu {
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
         for word in 0..self.ports_in_active.len() {
-            let mut bits = self.ports_in_active[word];
-            while bits != 0 {
-                let port = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for port in ports_in(self.ports_in_active[word], word) {
                 if !self.port_crossed(port, free) {
                     continue;
                 }
@@ -336,10 +343,7 @@ impl Mmu {
     /// Ports without a PG in `active` have bounds `(0, ∞)` and add nothing.
     fn fold_port_bounds(&mut self) {
         for word in 0..self.ports_in_active.len() {
-            let mut bits = self.ports_in_active[word];
-            while bits != 0 {
-                let port = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for port in ports_in(self.ports_in_active[word], word) {
                 self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
                 self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
             }
