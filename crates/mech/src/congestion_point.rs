@@ -230,7 +230,9 @@ impl CongestionPoint {
             } else {
                 QueueState::NonCongestion
             };
-            // RED is never undetermined nor checking: its time goes to `time_in` alone.
+            // RED is never undetermined nor checking: its time goes to `time_in` alone
+            // (calling `change` with an unused array for the other two states cost 0.9 % of
+            // the benchmark's instructions).
             if self.red_state != state {
                 let at = now.max(self.since);
                 self.time_in[usize::from(!red)] += at - self.since;

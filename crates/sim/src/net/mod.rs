@@ -167,8 +167,9 @@ pub struct Simulation {
     /// Episodes of credit transmitters waiting for credit, ended so far (unless
     /// `omit_credit_log`).
     credit_blocks: Vec<CreditBlock>,
-    /// Per port held (`PortTable::held_index`) × 8 + VL, with credit links: the egress the switch blamed when the
-    /// VL buffer last filled (`credit::NO_CULPRIT`: none), carried upstream by its FCPs.
+    /// Per port held (`PortTable::held_index`) × 8 + VL, with credit links: the egress the
+    /// switch blamed when the VL buffer last filled (`credit::NO_CULPRIT`: none), carried
+    /// upstream by its FCPs.
     credit_culprits: Vec<u32>,
     /// Blocks of the largest frame a host sends: a credit VL buffer with less room than
     /// this is full (its transmitter may have to wait).

@@ -91,12 +91,13 @@ impl Simulation {
         self.ports[out].wd_drop & (1 << prio) != 0
     }
 
-    /// The watchdog counters of this part's switch ports at `now`.
+    /// The watchdog counters of this part's switch ports at `now` (the watchdogs are kept
+    /// for the ports this part holds, which are its own).
     pub(super) fn watchdog_counts(&self, now: Time) -> WatchdogCounts {
         let mut c = WatchdogCounts::default();
         for (gp, queues) in self.ports.held_numbers().zip(&self.watchdogs) {
             let node = self.ports.wire(gp).node;
-            if !matches!(self.slots[node as usize], Slot::Switch(_)) || !self.mine(node) {
+            if !matches!(self.slots[node as usize], Slot::Switch(_)) {
                 continue;
             }
             for w in queues {
