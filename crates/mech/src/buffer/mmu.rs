@@ -297,6 +297,30 @@ pub struct PortOccupancy {
     pub peak_headroom: u32,
 }
 
+/// What admissions, releases and evaluations read and write of one ingress port beside
+/// the arriving packet's PG, in one cache line. A large fabric's switches hold more ports
+/// than the caches do, and with one table per field an admission missed once per field it
+/// read (a fat tree with k = 32: about four of its fifteen second-level misses per event).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct IngressPort {
+    /// Its occupancy (DSH's port-level state).
+    occupancy: PortOccupancy,
+    /// The free shared cells at or above which none of its PGs in `active` that is not
+    /// paused pauses (see `Mmu::xoff_free_bound`).
+    xoff_bound: f64,
+    /// The free shared cells below which each of its paused PGs in `active` stays paused.
+    resume_bound: f64,
+    /// Its alpha: the dynamic threshold's share of the free shared cells.
+    alpha: f64,
+    /// Its headroom (eta), in cells.
+    headroom_cells: u32,
+    /// Bit `prio`: its PG `prio` is in `active`.
+    pgs_active: u8,
+    /// DSH: it is in `active_ports`.
+    in_active_ports: bool,
+}
+
 /// The MMU of one switch.
 ///
 /// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so the
@@ -335,19 +359,20 @@ pub struct Mmu {
     /// (the buffer is below 4 GiB).
     watch_lo: u32,
     watch_hi: u32,
-    port_state: Box<[PortOccupancy]>,
+    /// Per ingress port: its occupancy, bounds and parameters.
+    ingress: Box<[IngressPort]>,
     /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
-    /// state can change. Kept small so re-evaluation at every event stays cheap.
+    /// state can change (each marked in its port's `IngressPort::pgs_active`). Kept small so
+    /// re-evaluation at every event stays cheap.
     active: Vec<u32>,
-    in_active: Vec<bool>,
     /// One bit per ingress port with a PG in `active`. Only these ports have bounds other
     /// than `(0, ∞)`, so the scans and folds of per-port bounds visit these alone: usually
     /// a few of a switch's ports (loops over all of them made `evaluate_active` 14 % of a
     /// k = 24 fat tree's run; 4 % with the mask).
     ports_in_active: Box<[u64]>,
-    /// DSH: ports holding shared or insurance cells, or paused.
+    /// DSH: ports holding shared or insurance cells, or paused (each marked in its
+    /// `IngressPort::in_active_ports`).
     active_ports: Vec<u32>,
-    in_active_port: Vec<bool>,
     /// What the last scan of `active` (and `active_ports`) found, so that the next can be
     /// skipped when it provably changes nothing. Every threshold is `alpha x free shared
     /// cells`, so each PG or port not paused stays so while the free cells stay at or above
@@ -366,25 +391,22 @@ pub struct Mmu {
     /// a list.
     flagged: Vec<u32>,
     port_mask: Box<[u64]>,
-    /// Per ingress port, the same two levels over its PGs in `active` alone (not its DSH
-    /// port-level state, which every scan visits): a scan rescans only the ports whose own
-    /// levels the free cells crossed.
-    port_xoff_bound: Box<[f64]>,
-    port_resume_bound: Box<[f64]>,
+    // Each ingress port keeps the same two levels over its PGs in `active` alone (not its
+    // DSH port-level state, which every scan visits; `IngressPort::xoff_bound` and
+    // `resume_bound`): a scan rescans only the ports whose own levels the free cells
+    // crossed.
     /// Per PG in `active`: its index there (transitions are reported in `active`'s order).
     active_pos: Box<[u32]>,
     /// Scratch of a partial scan: (index in `active`, transition).
     partial: Vec<(u32, Transition)>,
     ports: usize,
     n_lossless: u64,
-    headroom_cells: Vec<u32>,
     xon_offset_cells: u32,
     /// How PFC thresholds move (the scheme and static thresholds, in one value for the
     /// hot paths).
     levels: Levels,
     delta_q_cells: u64,
     delta_p_cells: u64,
-    alpha: Vec<f64>,
     egress_alpha: f64,
     shared_pool: u64,
     /// SHP: the headroom pool and its use.
@@ -482,7 +504,6 @@ impl Mmu {
             private_cells: private_cap.iter().copied().max().unwrap_or(0),
             private_pgs: cfg.private.iter().fold(0, |m, r| m | r.pgs),
             reserved_private,
-            headroom_cells,
             // Static thresholds resume at `shared + offset <= XOFF`, i.e. `shared <= XON`.
             xon_offset_cells: static_cells
                 .map_or(cells(cfg.xon_offset_bytes), |(xoff, xon)| xoff - xon),
@@ -493,7 +514,6 @@ impl Mmu {
             },
             delta_q_cells: delta_q,
             delta_p_cells: delta_p,
-            alpha: cfg.alpha.iter().map(|a| a.value()).collect(),
             egress_alpha: cfg.egress_alpha.value(),
             shared_pool: total_cells - reserved,
             hpool,
@@ -502,7 +522,20 @@ impl Mmu {
             shared_used: 0,
             private_used: 0,
             headroom_used: 0,
-            port_state: vec![PortOccupancy::default(); ports].into_boxed_slice(),
+            ingress: cfg
+                .alpha
+                .iter()
+                .zip(&headroom_cells)
+                .map(|(alpha, &headroom_cells)| IngressPort {
+                    occupancy: PortOccupancy::default(),
+                    xoff_bound: 0.0,
+                    resume_bound: f64::INFINITY,
+                    alpha: alpha.value(),
+                    headroom_cells,
+                    pgs_active: 0,
+                    in_active_ports: false,
+                })
+                .collect(),
             pgs: private_cap
                 .iter()
                 .map(|&private_cap| PgOccupancy {
@@ -512,17 +545,13 @@ impl Mmu {
                 .collect(),
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             active: Vec::with_capacity(ports * PRIORITIES),
-            in_active: vec![false; ports * PRIORITIES],
             ports_in_active: vec![0; ports.div_ceil(64)].into_boxed_slice(),
             active_ports: Vec::with_capacity(ports),
-            in_active_port: vec![false; ports],
             xoff_free_bound: 0.0,
             resume_free_bound: f64::INFINITY,
             scan_needed: false,
             flagged: Vec::new(),
             port_mask: vec![0; ports.div_ceil(64)].into_boxed_slice(),
-            port_xoff_bound: vec![0.0; ports].into_boxed_slice(),
-            port_resume_bound: vec![f64::INFINITY; ports].into_boxed_slice(),
             active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
             partial: Vec::new(),
             watch_headroom: 0,
@@ -569,7 +598,7 @@ impl Mmu {
 
     /// Occupancy of an ingress port.
     pub fn port(&self, port: usize) -> PortOccupancy {
-        self.port_state[port]
+        self.ingress[port].occupancy
     }
 
     /// `cells` queued for egress (`from_port`, `from_queue`) are queued for (`to_port`,
@@ -691,7 +720,7 @@ impl Mmu {
                 self.private_used, self.shared_used, self.headroom_used
             ));
         }
-        for (port, ps) in self.port_state.iter().enumerate() {
+        for (port, ps) in self.ingress.iter().map(|i| i.occupancy).enumerate() {
             let pgs = &self.pgs[port * PRIORITIES..(port + 1) * PRIORITIES];
             let hs: u32 = pgs.iter().map(|pg| pg.headroom).sum();
             let ss: u64 = pgs
@@ -762,6 +791,13 @@ mod tests {
         assert!(offset_of!(Mmu, private_per_port) < 64);
         assert!(offset_of!(Mmu, private_cells) + 4 <= 128);
         assert!(offset_of!(Mmu, private_pgs) < 128);
+    }
+
+    /// An ingress port's record is one cache line (see [`IngressPort`]).
+    #[test]
+    fn an_ingress_port_is_one_line() {
+        assert_eq!(std::mem::size_of::<IngressPort>(), 64);
+        assert_eq!(std::mem::align_of::<IngressPort>(), 64);
     }
 
     #[test]

@@ -13,7 +13,7 @@ impl Mmu {
     /// Where a lossless packet of `cells` arriving on `pgi` goes, or why it cannot.
     fn lossless_region(&self, port: usize, pgi: usize, cells: u32) -> Result<Region, DropCause> {
         let pg = self.pgs[pgi];
-        let eta = self.headroom_cells[port];
+        let eta = self.ingress[port].headroom_cells;
         let shared_fits = self.free_shared() >= u64::from(cells);
         match self.scheme {
             HeadroomScheme::Sih { reservation } => {
@@ -21,7 +21,7 @@ impl Mmu {
                     return Ok(Region::Shared);
                 }
                 let port_ok = reservation == Reservation::PerPg
-                    || self.port_state[port].headroom + cells <= eta;
+                    || self.ingress[port].occupancy.headroom + cells <= eta;
                 if pg.headroom + cells <= eta && port_ok {
                     Ok(Region::Headroom)
                 } else {
@@ -40,7 +40,7 @@ impl Mmu {
                 }
             }
             HeadroomScheme::Dsh { .. } => {
-                let ps = self.port_state[port];
+                let ps = self.ingress[port].occupancy;
                 if !ps.poff && shared_fits {
                     Ok(Region::Shared)
                 } else if ps.headroom + cells <= eta {
@@ -72,8 +72,8 @@ impl Mmu {
         let lossless = self.is_lossless(prio);
         // Only the private count and cap: a copy of the whole record costs registers.
         let (private, private_cap) = (self.pgs[pgi].private, self.pgs[pgi].private_cap);
-        let dsh_poff =
-            matches!(self.scheme, HeadroomScheme::Dsh { .. }) && self.port_state[in_port].poff;
+        let dsh_poff = matches!(self.scheme, HeadroomScheme::Dsh { .. })
+            && self.ingress[in_port].occupancy.poff;
         let has_private = self.private_pgs & (1 << prio) != 0;
         let region = if private + cells <= self.private_cells
             && has_private
@@ -105,13 +105,14 @@ impl Mmu {
                 self.shared_used += u64::from(cells);
                 if lossless {
                     let pg = *pg;
-                    self.port_state[in_port].shared += u64::from(cells);
-                    let need = self.pause_level(in_port, pg, self.port_state[in_port].shared);
+                    self.ingress[in_port].occupancy.shared += u64::from(cells);
+                    let need =
+                        self.pause_level(in_port, pg, self.ingress[in_port].occupancy.shared);
                     if need > self.xoff_free_bound {
                         self.xoff_free_bound = need;
                     }
-                    if need > self.port_xoff_bound[in_port] {
-                        self.port_xoff_bound[in_port] = need;
+                    if need > self.ingress[in_port].xoff_bound {
+                        self.ingress[in_port].xoff_bound = need;
                     }
                 }
             }
@@ -120,13 +121,13 @@ impl Mmu {
                 // it paused; it is not shared, so no threshold moves. Only a PG or port not
                 // yet paused needs the scan.
                 let paused = match self.scheme {
-                    HeadroomScheme::Dsh { .. } => self.port_state[in_port].poff,
+                    HeadroomScheme::Dsh { .. } => self.ingress[in_port].occupancy.poff,
                     HeadroomScheme::Sih { .. } | HeadroomScheme::Shp { .. } => pg.xoff,
                 };
                 pg.headroom += cells;
                 pg.peak_headroom = pg.peak_headroom.max(pg.headroom);
                 self.headroom_used += u64::from(cells);
-                let ps = &mut self.port_state[in_port];
+                let ps = &mut self.ingress[in_port].occupancy;
                 ps.headroom += cells;
                 ps.peak_headroom = ps.peak_headroom.max(ps.headroom);
                 if matches!(self.scheme, HeadroomScheme::Shp { .. }) {
@@ -141,14 +142,15 @@ impl Mmu {
         self.allocated += u64::from(cells);
         self.peak_used = self.peak_used.max(self.used_cells());
         if lossless && region != Region::Private {
-            if !self.in_active[pgi] {
-                self.in_active[pgi] = true;
+            let ingress = &mut self.ingress[in_port];
+            if ingress.pgs_active & (1 << prio) == 0 {
+                ingress.pgs_active |= 1 << prio;
                 self.ports_in_active[in_port / 64] |= 1 << (in_port % 64);
                 self.active_pos[pgi] = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }
-            if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !self.in_active_port[in_port] {
-                self.in_active_port[in_port] = true;
+            if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !ingress.in_active_ports {
+                ingress.in_active_ports = true;
                 self.active_ports.push(in_port as u32);
             }
         }
@@ -200,7 +202,7 @@ impl Mmu {
         let mut flag = false;
         if h > 0 || (lossless && sh > 0) {
             // Only then does the port's state change (most releases are private cells).
-            let ps = &mut self.port_state[in_port];
+            let ps = &mut self.ingress[in_port].occupancy;
             ps.headroom -= h;
             if lossless {
                 ps.shared -= u64::from(sh);
@@ -215,8 +217,8 @@ impl Mmu {
                 if level < self.resume_free_bound {
                     self.resume_free_bound = level;
                 }
-                if level < self.port_resume_bound[in_port] {
-                    self.port_resume_bound[in_port] = level;
+                if level < self.ingress[in_port].resume_bound {
+                    self.ingress[in_port].resume_bound = level;
                 }
             }
         }

@@ -55,10 +55,11 @@ impl Mmu {
     /// `shared > Nq T` too).
     #[inline]
     pub(super) fn pause_level(&self, port: usize, pg: PgOccupancy, port_shared: u64) -> f64 {
-        let alpha = self.alpha[port];
+        let alpha = self.ingress[port].alpha;
         match self.levels {
             Levels::Dsh => {
-                let queue = f64::from(pg.shared) + f64::from(self.headroom_cells[port]) + 1.0;
+                let queue =
+                    f64::from(pg.shared) + f64::from(self.ingress[port].headroom_cells) + 1.0;
                 let port_level = port_shared as f64 / self.n_lossless.max(1) as f64 + 1.0;
                 queue.max(port_level) / alpha
             }
@@ -75,7 +76,7 @@ impl Mmu {
     /// paused port at `shared < Nq T - delta_p` (an empty PG or port resumes at once).
     #[inline]
     pub(super) fn resume_level(&self, port: usize, pg: PgOccupancy, ps: PortOccupancy) -> f64 {
-        let alpha = self.alpha[port];
+        let alpha = self.ingress[port].alpha;
         let queue = if !pg.xoff {
             f64::INFINITY
         } else if pg.shared == 0 {
@@ -84,7 +85,7 @@ impl Mmu {
             match self.levels {
                 Levels::Dsh => {
                     (f64::from(pg.shared)
-                        + f64::from(self.headroom_cells[port])
+                        + f64::from(self.ingress[port].headroom_cells)
                         + self.delta_q_cells as f64)
                         / alpha
                 }
@@ -149,7 +150,7 @@ impl Mmu {
     pub(super) fn threshold(&self, port: usize, free: f64) -> u64 {
         match self.levels {
             Levels::Static { xoff, .. } => u64::from(xoff),
-            Levels::Dynamic | Levels::Dsh => (free * self.alpha[port]) as u64,
+            Levels::Dynamic | Levels::Dsh => (free * self.ingress[port].alpha) as u64,
         }
     }
 
@@ -161,7 +162,7 @@ impl Mmu {
         let shared = u64::from(pg.shared);
         let (go_off, go_on) = match self.scheme {
             HeadroomScheme::Dsh { .. } => {
-                let xqoff = t.saturating_sub(u64::from(self.headroom_cells[port]));
+                let xqoff = t.saturating_sub(u64::from(self.ingress[port].headroom_cells));
                 let xqon = xqoff.saturating_sub(self.delta_q_cells);
                 (shared > xqoff && shared > 0, shared < xqon || shared == 0)
             }
@@ -191,13 +192,13 @@ impl Mmu {
     #[inline]
     fn bound_pg(&mut self, pgi: usize, port: usize) {
         let pg = self.pgs[pgi];
-        let ps = self.port_state[port];
+        let ps = self.ingress[port].occupancy;
         if pg.xoff {
             let level = self.resume_level(port, pg, ps);
-            self.port_resume_bound[port] = self.port_resume_bound[port].min(level);
+            self.ingress[port].resume_bound = self.ingress[port].resume_bound.min(level);
         } else {
             let level = self.pause_level(port, pg, ps.shared);
-            self.port_xoff_bound[port] = self.port_xoff_bound[port].max(level);
+            self.ingress[port].xoff_bound = self.ingress[port].xoff_bound.max(level);
         }
     }
 
@@ -207,8 +208,8 @@ impl Mmu {
     fn port_crossed(&self, port: usize, free: f64) -> bool {
         !Self::inside_band(
             free,
-            self.port_xoff_bound[port],
-            self.port_resume_bound[port],
+            self.ingress[port].xoff_bound,
+            self.ingress[port].resume_bound,
         )
     }
 
@@ -244,8 +245,8 @@ impl Mmu {
             }
         }
         for &port in &self.flagged {
-            self.port_xoff_bound[port as usize] = 0.0;
-            self.port_resume_bound[port as usize] = f64::INFINITY;
+            self.ingress[port as usize].xoff_bound = 0.0;
+            self.ingress[port as usize].resume_bound = f64::INFINITY;
         }
         self.scan_active(free, false, out);
         self.clear_flags();
@@ -284,9 +285,10 @@ impl Mmu {
         if pg.xoff || pg.shared != 0 || pg.headroom != 0 {
             return false;
         }
-        self.in_active[pgi] = false;
         let port = pgi / PRIORITIES;
-        if !self.in_active[port * PRIORITIES..(port + 1) * PRIORITIES].contains(&true) {
+        let ingress = &mut self.ingress[port];
+        ingress.pgs_active &= !(1 << (pgi % PRIORITIES));
+        if ingress.pgs_active == 0 {
             self.ports_in_active[port / 64] &= !(1 << (port % 64));
         }
         self.active.swap_remove(i);
@@ -299,8 +301,10 @@ impl Mmu {
     /// Decides every PG in `active`, drops those left with nothing (not paused, no shared or
     /// headroom cells) and recomputes every port's bounds.
     fn scan_all_pgs(&mut self, free: f64, out: &mut Vec<Transition>) {
-        self.port_xoff_bound.fill(0.0);
-        self.port_resume_bound.fill(f64::INFINITY);
+        for ingress in self.ingress.iter_mut() {
+            ingress.xoff_bound = 0.0;
+            ingress.resume_bound = f64::INFINITY;
+        }
         self.scan_active(free, true, out);
         self.fold_port_bounds();
     }
@@ -315,11 +319,12 @@ impl Mmu {
                 if !self.port_crossed(port, free) {
                     continue;
                 }
-                self.port_xoff_bound[port] = 0.0;
-                self.port_resume_bound[port] = f64::INFINITY;
+                self.ingress[port].xoff_bound = 0.0;
+                self.ingress[port].resume_bound = f64::INFINITY;
                 let threshold = self.threshold(port, free);
+                let pgs_active = self.ingress[port].pgs_active;
                 for pgi in port * PRIORITIES..(port + 1) * PRIORITIES {
-                    if !self.in_active[pgi] {
+                    if pgs_active & (1 << (pgi % PRIORITIES)) == 0 {
                         continue;
                     }
                     if let Some(t) = self.decide_pg(pgi, port, threshold) {
@@ -344,8 +349,9 @@ impl Mmu {
     fn fold_port_bounds(&mut self) {
         for word in 0..self.ports_in_active.len() {
             for port in ports_in(self.ports_in_active[word], word) {
-                self.xoff_free_bound = self.xoff_free_bound.max(self.port_xoff_bound[port]);
-                self.resume_free_bound = self.resume_free_bound.min(self.port_resume_bound[port]);
+                self.xoff_free_bound = self.xoff_free_bound.max(self.ingress[port].xoff_bound);
+                self.resume_free_bound =
+                    self.resume_free_bound.min(self.ingress[port].resume_bound);
             }
         }
     }
@@ -359,7 +365,7 @@ impl Mmu {
             let t = self.threshold(port, free);
             let xpoff = self.n_lossless * t;
             let xpon = xpoff.saturating_sub(self.delta_p_cells);
-            let ps = &mut self.port_state[port];
+            let ps = &mut self.ingress[port].occupancy;
             // The insurance is for what arrives after a port-level pause: a port that had
             // to use it (the shared pool could not take an arrival) pauses at once.
             if !ps.poff && (ps.shared > xpoff || ps.headroom > 0) {
@@ -376,7 +382,7 @@ impl Mmu {
                 });
             }
             if !ps.poff && ps.shared == 0 && ps.headroom == 0 {
-                self.in_active_port[port] = false;
+                self.ingress[port].in_active_ports = false;
                 self.active_ports.swap_remove(i);
                 continue;
             }
@@ -454,9 +460,18 @@ mod tests {
                 prop_assert_eq!(&tr, &full_tr, "partial scan differs from a full one");
                 prop_assert_eq!(&m.active, &full.active, "the congested PGs' order differs");
                 for port in 0..3 {
+                    let listed = m
+                        .active
+                        .iter()
+                        .filter(|&&pgi| pgi as usize / PRIORITIES == port)
+                        .fold(0u8, |bits, &pgi| bits | 1 << (pgi as usize % PRIORITIES));
+                    prop_assert_eq!(
+                        m.ingress[port].pgs_active, listed,
+                        "port {}'s PG marks disagree with `active`", port
+                    );
                     prop_assert_eq!(
                         m.ports_in_active[0] >> port & 1 == 1,
-                        m.in_active[port * 8..port * 8 + 8].contains(&true),
+                        listed != 0,
                         "port {}'s bit disagrees with its PGs in `active`", port
                     );
                 }
