@@ -283,11 +283,10 @@ impl Simulation {
                 Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{c}")))
             })
             .collect();
-        let counts = (0..n_ports)
-            .map(|p| ports.canonical(p))
-            .chain([n_ports])
-            .map(engine::CreatorCount::new)
-            .collect();
+        let mut ports = ports;
+        for p in ports.held_numbers() {
+            ports[p].count = engine::CreatorCount::new(ports.canonical(p));
+        }
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: CalendarQueue::default(),
@@ -305,7 +304,7 @@ impl Simulation {
             int_multi: cfg.host.cc.int_multi(),
             rng_errors,
             creator: n_ports,
-            counts,
+            run_count: engine::CreatorCount::new(n_ports),
             cur_key: 0,
             part,
             node_part,
@@ -420,8 +419,7 @@ impl Simulation {
                 sim.flows_to_finish += 1;
                 sim.schedule(start, Event::FlowStart { flow: f as u32 });
             } else {
-                let run = sim.run_creator() as usize;
-                sim.counts[run].count_one();
+                sim.run_count.count_one();
             }
         }
         if let Some(t) = sim.cfg.stop_time {

@@ -121,9 +121,10 @@ pub struct Simulation {
     /// Who is scheduling events now (see [`engine::tiebreak`]): the port whose event is
     /// being handled, or [`Simulation::run_creator`] for the run's own events.
     creator: u32,
-    /// Per creator (ports by number, then the run): its name in keys (a port's canonical
-    /// index, so that keys do not depend on how the run is split) and its count.
-    counts: Vec<engine::CreatorCount>,
+    /// The run's count as a creator (its name in keys: one past the last port); each
+    /// port's is `Port::count` (its name there: its canonical index, so that keys do not
+    /// depend on how the run is split).
+    run_count: engine::CreatorCount,
     /// Tie-break key of the event being handled.
     cur_key: u64,
     /// In a partitioned run: this simulation's part, and every node's part (empty: the
@@ -284,7 +285,11 @@ impl Simulation {
         // the departing frame's cells before it admits one arriving then.
         let rank = u32::from(!matches!(event, Event::Wake { .. }));
         // A creator would need 2^32 events at one instant for the count's wrap to matter.
-        self.counts[self.creator as usize].next_key(rank)
+        if self.creator == self.run_creator() {
+            self.run_count.next_key(rank)
+        } else {
+            self.ports[self.creator].count.next_key(rank)
+        }
     }
 
     /// Current simulated time.
@@ -458,18 +463,16 @@ impl Simulation {
     /// last bit, after holding its cells for one frame time; that holding is not modelled).
     fn frame_start(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port];
+        let (lossy, node) = (p.lossy, p.node);
         if !p.up {
             self.drop_packet(pkt, "link_down");
             return;
         }
-        let error_rate = p.error_rate;
-        if error_rate > 0.0
-            && rand::Rng::gen::<f64>(&mut self.rng_errors[self.ports.held_index(port)]) < error_rate
-        {
+        if lossy && self.corrupted(port) {
             self.drop_packet(pkt, "corrupted");
             return;
         }
-        match self.slots[p.node as usize] {
+        match self.slots[node as usize] {
             Slot::Switch(s) => self.switch_receive(s, port, pkt),
             Slot::Host(_) => unreachable!("frames start at switch ports only"),
         }
@@ -479,7 +482,7 @@ impl Simulation {
     /// at a switch admitting at the last bit).
     fn arrive(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port];
-        let error_rate = p.error_rate;
+        let (lossy, node) = (p.lossy, p.node);
         let kind = self.arena.get(pkt).kind;
         if !p.up {
             // The link failed while the frame was on the wire.
@@ -498,13 +501,11 @@ impl Simulation {
                 _ => self.receive_fcp(port, pkt),
             };
         }
-        if error_rate > 0.0
-            && rand::Rng::gen::<f64>(&mut self.rng_errors[self.ports.held_index(port)]) < error_rate
-        {
+        if lossy && self.corrupted(port) {
             self.drop_packet(pkt, "corrupted");
             return;
         }
-        match self.slots[p.node as usize] {
+        match self.slots[node as usize] {
             Slot::Host(h) => {
                 if self.credit_links {
                     self.credit_consumed(port, pkt);
@@ -539,6 +540,13 @@ impl Simulation {
             self.drop_packet(pkt, cause);
         }
         self.ports[port].nonempty &= !(1 << q);
+    }
+
+    /// Whether the frame arriving now at `port`, whose link drops frames at random
+    /// (`Port::lossy`), is corrupted: one draw from the port's stream.
+    fn corrupted(&mut self, port: u32) -> bool {
+        let error_rate = self.ports[port].error_rate;
+        rand::Rng::gen::<f64>(&mut self.rng_errors[self.ports.held_index(port)]) < error_rate
     }
 
     /// Counts a dropped packet and frees it.

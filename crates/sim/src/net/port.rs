@@ -20,7 +20,7 @@
 use super::packet::{Arena, Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
-use crate::engine::Event;
+use crate::engine::{CreatorCount, Event};
 use crate::results::PfcRecord;
 use headroom_mech::flow_control::{Gate, LinkFlowControl};
 use headroom_mech::int::IntHop;
@@ -35,7 +35,7 @@ const NO_CULPRIT: u32 = u32::MAX;
 ///
 /// Laid out by cache line (`repr(C)`, 64-byte aligned), because with thousands of ports
 /// nearly every port access misses the first-level cache: line 0 holds what every frame
-/// touches (transmitter, flags, control queue), lines 1 and 2 the egress queues with their
+/// touches (transmitter, flags, control queue, its count as a creator of events), lines 1 and 2 the egress queues with their
 /// byte counts and peaks, line 3 when each queue's head is complete, line 4 the transmit
 /// counters and the start of the pause timers (their "anything paused?" bound); statistics
 /// and PFC generator state, touched rarely, come last.
@@ -61,9 +61,11 @@ pub struct Port {
     pub wd_drop: u8,
     /// Propagation delay.
     pub delay: Time,
-    /// Frame error probability of the link (the same in both directions), applied to the
-    /// frames this port receives.
-    pub error_rate: f64,
+    /// The port's count as the creator of the events its own events schedule (their
+    /// tie-break keys, [`crate::engine::tiebreak`]): in line 0, which the event being
+    /// handled has read anyway, rather than in a table of its own (a miss per scheduled
+    /// event in a large fabric).
+    pub count: CreatorCount,
     /// Node owning the port.
     pub node: u32,
     /// Global index of the port at the other end.
@@ -81,8 +83,9 @@ pub struct Port {
     pub nonempty: u8,
     /// DWRR round pointer.
     rr: u8,
-    /// The queue under the pointer still needs its quantum for this round.
-    refill: bool,
+    /// The link drops frames at random: this port's received frames are drawn against
+    /// `error_rate`.
+    pub lossy: bool,
     /// Bit clear: that queue's deficit is zero (set: it may not be), so passing empty queues
     /// clears only the credits that exist.
     credited: u8,
@@ -101,11 +104,17 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Link rate.
     pub rate: Rate,
+    /// Frame error probability of the link (the same in both directions), applied to the
+    /// frames this port receives; read only when `lossy`.
+    pub error_rate: f64,
     /// The transmitting half of the link's flow control: the pause timers set by PFC
     /// frames received on this port, or its credits.
     pub fc: LinkFlowControl,
     /// DWRR deficit per queue.
     deficit: [u64; PRIORITIES],
+    /// The queue under the DWRR pointer still needs its quantum for this round (beside the
+    /// deficits, which the round robin reads whenever it reads this).
+    refill: bool,
     /// PAUSE generators of this port's ingress PGs.
     pub gens: [PauseGenerator; PRIORITIES],
     /// PAUSE generator of the port as a whole (DSH's port-level pause).
@@ -163,6 +172,8 @@ impl Port {
             delay,
             ps_per_byte,
             error_rate,
+            lossy: error_rate > 0.0,
+            count: CreatorCount::new(0),
             up: true,
             busy_until: Time::ZERO,
             ctrl: Fifo::default(),
@@ -764,6 +775,8 @@ mod tests {
         assert_eq!(std::mem::align_of::<Port>(), 64);
         assert!(offset_of!(Port, credited) < 64);
         assert!(offset_of!(Port, wd_drop) < 64);
+        assert!(offset_of!(Port, count) + 8 <= 64);
+        assert!(offset_of!(Port, lossy) < 64);
         assert_eq!(offset_of!(Port, queues), 64);
         assert_eq!(std::mem::size_of::<EgressQueue>(), 16);
         assert_eq!(offset_of!(Port, head_ready), 192);
