@@ -321,19 +321,36 @@ struct IngressPort {
     in_active_ports: bool,
 }
 
+/// Two bits of each of 64 ingress ports, side by side so that an admission that sets one
+/// and the evaluation after it that reads the other touch one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+struct PortBits {
+    /// Bit set: the port has a PG in `Mmu::active`. Only these ports have bounds other
+    /// than `(0, ∞)`, so the scans and folds of per-port bounds visit these alone: usually
+    /// a few of a switch's ports (loops over all of them made `evaluate_active` 14 % of a
+    /// k = 24 fat tree's run; 4 % with the mask).
+    in_active: u64,
+    /// Bit set: the port is flagged for a visit of its PGs (`Mmu::flagged`).
+    flagged: u64,
+}
+
 /// The MMU of one switch.
 ///
-/// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so the
-/// fields every admission and release reads come first and share two lines (line 0: the
-/// per-PG and per-queue tables, the scheme, the lossless classes; line 1: the counters).
+/// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so what
+/// an admission or release of private cells reads comes first, in two lines (line 0: the
+/// per-PG, per-queue and per-port tables, the shared pool, the cell size, the lossless
+/// classes; line 1: the counters and the occupancy watch); line 2 holds what shared cells
+/// add (the scheme, how thresholds move, the switch's bounds), line 3 the congested PGs
+/// and ports, line 4 what a scan of them uses. The rest is read rarely.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Mmu {
     pgs: Box<[PgOccupancy]>,
     egress: Box<[u32]>,
-    scheme: HeadroomScheme,
-    /// Headroom cells in use when the occupancy watch was last set (see `set_watch`).
-    watch_headroom: u32,
+    /// Per ingress port: its occupancy, bounds and parameters.
+    ingress: Box<[IngressPort]>,
+    shared_pool: u64,
+    cell_bytes: u32,
     lossless: u8,
     /// `evaluate` reaches a fixed point in one pass (no PG can satisfy its XOFF and XON
     /// conditions at once: DSH, or a non-zero XON offset). Then an admission or release that
@@ -343,36 +360,28 @@ pub struct Mmu {
     /// Ports differ in their private space (a switch with PFC and credit ports): a PG's
     /// is its `PgOccupancy::private_cap`, not `private_cells` and `private_pgs`.
     private_per_port: bool,
+    private_pgs: u8,
     private_used: u64,
     shared_used: u64,
     headroom_used: u64,
     allocated: u64,
     freed: u64,
     peak_used: u64,
-    cell_bytes: u32,
     /// Private cells of every PG in `private_pgs` when all ports have the same private
     /// space; the most of any PG and every PG that has some when they differ (then
     /// each PG has its own `private_cap`).
     private_cells: u32,
-    private_pgs: u8,
     /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
     /// (the buffer is below 4 GiB).
     watch_lo: u32,
     watch_hi: u32,
-    /// Per ingress port: its occupancy, bounds and parameters.
-    ingress: Box<[IngressPort]>,
-    /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
-    /// state can change (each marked in its port's `IngressPort::pgs_active`). Kept small so
-    /// re-evaluation at every event stays cheap.
-    active: Vec<u32>,
-    /// One bit per ingress port with a PG in `active`. Only these ports have bounds other
-    /// than `(0, ∞)`, so the scans and folds of per-port bounds visit these alone: usually
-    /// a few of a switch's ports (loops over all of them made `evaluate_active` 14 % of a
-    /// k = 24 fat tree's run; 4 % with the mask).
-    ports_in_active: Box<[u64]>,
-    /// DSH: ports holding shared or insurance cells, or paused (each marked in its
-    /// `IngressPort::in_active_ports`).
-    active_ports: Vec<u32>,
+    /// Headroom cells in use when the occupancy watch was last set (see `set_watch`).
+    watch_headroom: u32,
+    scheme: HeadroomScheme,
+    /// How PFC thresholds move (the scheme and static thresholds, in one value for the
+    /// hot paths).
+    levels: Levels,
+    egress_alpha: f64,
     /// What the last scan of `active` (and `active_ports`) found, so that the next can be
     /// skipped when it provably changes nothing. Every threshold is `alpha x free shared
     /// cells`, so each PG or port not paused stays so while the free cells stay at or above
@@ -383,32 +392,34 @@ pub struct Mmu {
     /// only a scan of every congested PG handles (the shared pool resized by a grant).
     xoff_free_bound: f64,
     resume_free_bound: f64,
-    scan_needed: bool,
+    /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
+    /// state can change (each marked in its port's `IngressPort::pgs_active`). Kept small so
+    /// re-evaluation at every event stays cheap.
+    active: Vec<u32>,
+    /// DSH: ports holding shared or insurance cells, or paused (each marked in its
+    /// `IngressPort::in_active_ports`).
+    active_ports: Vec<u32>,
+    /// Two bits per ingress port, by words of 64 ports (see [`PortBits`]).
+    port_bits: Box<[PortBits]>,
     /// Ingress ports where something happened that only a visit of their PGs handles
     /// (headroom taken or emptied, a PG emptied): the next evaluation visits their PGs
-    /// besides those of the ports whose own levels the free cells crossed. One bit per port
-    /// (`port_mask`, also marking the crossed ports during a scan), and the flagged ports in
-    /// a list.
+    /// besides those of the ports whose own levels the free cells crossed. Marked in
+    /// `PortBits::flagged` too (which also marks the crossed ports during a scan).
     flagged: Vec<u32>,
-    port_mask: Box<[u64]>,
     // Each ingress port keeps the same two levels over its PGs in `active` alone (not its
     // DSH port-level state, which every scan visits; `IngressPort::xoff_bound` and
     // `resume_bound`): a scan rescans only the ports whose own levels the free cells
     // crossed.
     /// Per PG in `active`: its index there (transitions are reported in `active`'s order).
     active_pos: Box<[u32]>,
+    scan_needed: bool,
     /// Scratch of a partial scan: (index in `active`, transition).
     partial: Vec<(u32, Transition)>,
     ports: usize,
     n_lossless: u64,
     xon_offset_cells: u32,
-    /// How PFC thresholds move (the scheme and static thresholds, in one value for the
-    /// hot paths).
-    levels: Levels,
     delta_q_cells: u64,
     delta_p_cells: u64,
-    egress_alpha: f64,
-    shared_pool: u64,
     /// SHP: the headroom pool and its use.
     hpool: u64,
     hpool_used: u64,
@@ -545,13 +556,12 @@ impl Mmu {
                 .collect(),
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             active: Vec::with_capacity(ports * PRIORITIES),
-            ports_in_active: vec![0; ports.div_ceil(64)].into_boxed_slice(),
+            port_bits: vec![PortBits::default(); ports.div_ceil(64)].into_boxed_slice(),
             active_ports: Vec::with_capacity(ports),
             xoff_free_bound: 0.0,
             resume_free_bound: f64::INFINITY,
             scan_needed: false,
             flagged: Vec::new(),
-            port_mask: vec![0; ports.div_ceil(64)].into_boxed_slice(),
             active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
             partial: Vec::new(),
             watch_headroom: 0,
@@ -780,17 +790,20 @@ mod tests {
         }
     }
 
-    /// The hot fields sit where the struct's documentation says: tables, scheme and lossless
-    /// classes in line 0, counters and cell sizes in line 1.
+    /// The hot fields sit where the struct's documentation says.
     #[test]
-    fn hot_fields_share_two_lines() {
+    fn hot_fields_lie_where_documented() {
         use std::mem::offset_of;
         assert_eq!(std::mem::align_of::<Mmu>(), 64);
-        assert!(offset_of!(Mmu, private_skips_evaluate) < 64);
+        assert!(offset_of!(Mmu, private_pgs) < 64);
+        assert!(offset_of!(Mmu, shared_pool) + 8 <= 64);
         assert!(offset_of!(Mmu, private_used) >= 64);
-        assert!(offset_of!(Mmu, private_per_port) < 64);
-        assert!(offset_of!(Mmu, private_cells) + 4 <= 128);
-        assert!(offset_of!(Mmu, private_pgs) < 128);
+        assert!(offset_of!(Mmu, watch_headroom) + 4 <= 128);
+        assert!(offset_of!(Mmu, scheme) >= 128);
+        assert!(offset_of!(Mmu, resume_free_bound) + 8 <= 192);
+        assert_eq!(offset_of!(Mmu, active), 192);
+        assert!(offset_of!(Mmu, port_bits) + 16 <= 256);
+        assert!(offset_of!(Mmu, scan_needed) < 320);
     }
 
     /// An ingress port's record is one cache line (see [`IngressPort`]).

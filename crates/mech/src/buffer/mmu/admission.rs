@@ -145,7 +145,7 @@ impl Mmu {
             let ingress = &mut self.ingress[in_port];
             if ingress.pgs_active & (1 << prio) == 0 {
                 ingress.pgs_active |= 1 << prio;
-                self.ports_in_active[in_port / 64] |= 1 << (in_port % 64);
+                self.port_bits[in_port / 64].in_active |= 1 << (in_port % 64);
                 self.active_pos[pgi] = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }

@@ -19,7 +19,7 @@
 //!   nor leave the list;
 //! - only a scan that visits flagged ports (or every PG: `scan_needed`) removes PGs and
 //!   ports from the active lists;
-//! - a port's bit in `Mmu::ports_in_active` is set exactly while one of its PGs is in
+//! - a port's bit in `PortBits::in_active` is set exactly while one of its PGs is in
 //!   `Mmu::active`; a port without it has bounds `(0, ∞)`, so scans and folds skip it.
 
 use super::{HeadroomScheme, Levels, Mmu, PgOccupancy, PortOccupancy, Transition};
@@ -217,8 +217,8 @@ impl Mmu {
     #[inline]
     pub(super) fn flag_port(&mut self, port: usize) {
         let (word, bit) = (port / 64, 1u64 << (port % 64));
-        if self.port_mask[word] & bit == 0 {
-            self.port_mask[word] |= bit;
+        if self.port_bits[word].flagged & bit == 0 {
+            self.port_bits[word].flagged |= bit;
             self.flagged.push(port as u32);
         }
     }
@@ -226,7 +226,7 @@ impl Mmu {
     /// Clears every port's mark.
     fn clear_flags(&mut self) {
         for port in self.flagged.drain(..) {
-            self.port_mask[port as usize / 64] &= !(1u64 << (port % 64));
+            self.port_bits[port as usize / 64].flagged &= !(1u64 << (port % 64));
         }
     }
 
@@ -235,8 +235,8 @@ impl Mmu {
     /// port its bounds): the same transitions in the same order, at the cost of one look at
     /// each other congested PG instead of a decision and a bound.
     fn scan_flagged_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
-        for word in 0..self.ports_in_active.len() {
-            for port in ports_in(self.ports_in_active[word], word) {
+        for word in 0..self.port_bits.len() {
+            for port in ports_in(self.port_bits[word].in_active, word) {
                 if self.port_crossed(port, free) {
                     // Crossed: visited too (marked like a flagged port, cleared below with
                     // them).
@@ -261,7 +261,7 @@ impl Mmu {
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
             let port = pgi / PRIORITIES;
-            if !all && self.port_mask[port / 64] & (1u64 << (port % 64)) == 0 {
+            if !all && self.port_bits[port / 64].flagged & (1u64 << (port % 64)) == 0 {
                 i += 1;
                 continue;
             }
@@ -289,7 +289,7 @@ impl Mmu {
         let ingress = &mut self.ingress[port];
         ingress.pgs_active &= !(1 << (pgi % PRIORITIES));
         if ingress.pgs_active == 0 {
-            self.ports_in_active[port / 64] &= !(1 << (port % 64));
+            self.port_bits[port / 64].in_active &= !(1 << (port % 64));
         }
         self.active.swap_remove(i);
         if let Some(&moved) = self.active.get(i) {
@@ -314,8 +314,8 @@ impl Mmu {
     /// leaves `active` here: one left with nothing flagged its port when it emptied.
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
-        for word in 0..self.ports_in_active.len() {
-            for port in ports_in(self.ports_in_active[word], word) {
+        for word in 0..self.port_bits.len() {
+            for port in ports_in(self.port_bits[word].in_active, word) {
                 if !self.port_crossed(port, free) {
                     continue;
                 }
@@ -347,8 +347,8 @@ impl Mmu {
     /// The switch's bounds from its ports' (before `scan_ports` adds the DSH port levels).
     /// Ports without a PG in `active` have bounds `(0, ∞)` and add nothing.
     fn fold_port_bounds(&mut self) {
-        for word in 0..self.ports_in_active.len() {
-            for port in ports_in(self.ports_in_active[word], word) {
+        for word in 0..self.port_bits.len() {
+            for port in ports_in(self.port_bits[word].in_active, word) {
                 self.xoff_free_bound = self.xoff_free_bound.max(self.ingress[port].xoff_bound);
                 self.resume_free_bound =
                     self.resume_free_bound.min(self.ingress[port].resume_bound);
@@ -470,7 +470,7 @@ mod tests {
                         "port {}'s PG marks disagree with `active`", port
                     );
                     prop_assert_eq!(
-                        m.ports_in_active[0] >> port & 1 == 1,
+                        m.port_bits[0].in_active >> port & 1 == 1,
                         listed != 0,
                         "port {}'s bit disagrees with its PGs in `active`", port
                     );
