@@ -388,8 +388,10 @@ pub struct Mmu {
     /// a level, and each paused one stays paused while they stay below a level:
     /// `xoff_free_bound` is an upper bound on the first levels (raised by every shared
     /// admission), `resume_free_bound` a lower bound on the second (lowered by every shared
-    /// release; infinite when nothing is paused). `scan_needed`: something happened that
-    /// only a scan of every congested PG handles (the shared pool resized by a grant).
+    /// release; infinite when nothing is paused). Each ingress port keeps the same two
+    /// levels over its own PGs in `active` (`IngressPort::xoff_bound` and `resume_bound`;
+    /// not its DSH port-level state, which every scan visits), so that a scan rescans only
+    /// the ports whose own levels the free cells crossed.
     xoff_free_bound: f64,
     resume_free_bound: f64,
     /// Lossless PGs holding shared or headroom cells, or paused: the only ones whose PFC
@@ -406,12 +408,10 @@ pub struct Mmu {
     /// besides those of the ports whose own levels the free cells crossed. Marked in
     /// `PortBits::flagged` too (which also marks the crossed ports during a scan).
     flagged: Vec<u32>,
-    // Each ingress port keeps the same two levels over its PGs in `active` alone (not its
-    // DSH port-level state, which every scan visits; `IngressPort::xoff_bound` and
-    // `resume_bound`): a scan rescans only the ports whose own levels the free cells
-    // crossed.
     /// Per PG in `active`: its index there (transitions are reported in `active`'s order).
     active_pos: Box<[u32]>,
+    /// Something happened that only a scan of every congested PG handles (the shared pool
+    /// resized by a grant).
     scan_needed: bool,
     /// Scratch of a partial scan: (index in `active`, transition).
     partial: Vec<(u32, Transition)>,

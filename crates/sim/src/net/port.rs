@@ -35,10 +35,11 @@ const NO_CULPRIT: u32 = u32::MAX;
 ///
 /// Laid out by cache line (`repr(C)`, 64-byte aligned), because with thousands of ports
 /// nearly every port access misses the first-level cache: line 0 holds what every frame
-/// touches (transmitter, flags, control queue, its count as a creator of events), lines 1 and 2 the egress queues with their
-/// byte counts and peaks, line 3 when each queue's head is complete, line 4 the transmit
-/// counters and the start of the pause timers (their "anything paused?" bound); statistics
-/// and PFC generator state, touched rarely, come last.
+/// touches (transmitter, flags, control queue, its count as a creator of events), lines 1
+/// and 2 the egress queues with their byte counts and peaks, line 3 when each queue's head
+/// is complete, line 4 the transmit counters and the start of the pause timers (their
+/// "anything paused?" bound); statistics and PFC generator state, touched rarely, come
+/// last.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
