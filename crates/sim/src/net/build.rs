@@ -332,7 +332,13 @@ impl Simulation {
             },
             marking: marking::Marking::default(),
             credit_links,
-            classes: classes::Classes::of(credit_links, cfg.fabric.class_per_hop),
+            classes: classes::Classes::of(
+                credit_links,
+                cfg.fabric.class_per_hop,
+                sl_to_vl
+                    .iter()
+                    .all(|t| *t == crate::config::IDENTITY_SL_TO_VL),
+            ),
             credit_blocks: Vec::new(),
             credit_culprits: if credit_links {
                 vec![credit::NO_CULPRIT; held * PRIORITIES]

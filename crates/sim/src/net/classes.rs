@@ -18,7 +18,8 @@ use headroom_mech::PRIORITIES;
 /// How a run maps frames to classes (one value, so that the hot path asks once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Classes {
-    /// PFC links only: a frame's class is its service level.
+    /// A frame's class is its service level: PFC links only, or credit links whose SL → VL
+    /// tables are all the identity (the default), so that no frame reads a table.
     Service,
     /// Some credit links: SL → VL tables (the identity on PFC links).
     Tables,
@@ -27,9 +28,10 @@ pub(super) enum Classes {
 }
 
 impl Classes {
-    /// The mapping of a run with credit links or not, classes per hop or not.
-    pub(super) fn of(credit_links: bool, class_per_hop: bool) -> Self {
-        match (credit_links, class_per_hop) {
+    /// The mapping of a run with credit links or not, classes per hop or not, whose SL → VL
+    /// tables are all the identity or not.
+    pub(super) fn of(credit_links: bool, class_per_hop: bool, identity_tables: bool) -> Self {
+        match (credit_links && !identity_tables, class_per_hop) {
             (_, true) => Classes::PerHop,
             (true, false) => Classes::Tables,
             (false, false) => Classes::Service,
