@@ -283,10 +283,6 @@ impl Simulation {
                 Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("link-errors/{c}")))
             })
             .collect();
-        let mut ports = ports;
-        for p in ports.held_numbers() {
-            ports[p].count = engine::CreatorCount::new(ports.canonical(p));
-        }
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: CalendarQueue::default(),

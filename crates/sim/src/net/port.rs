@@ -174,6 +174,7 @@ impl Port {
             ps_per_byte,
             error_rate,
             lossy: error_rate > 0.0,
+            // Named by the `PortTable` that holds it (its canonical index).
             count: CreatorCount::new(0),
             up: true,
             busy_until: Time::ZERO,

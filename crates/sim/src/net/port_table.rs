@@ -19,6 +19,7 @@
 //! both numberings never change.
 
 use super::port::Port;
+use crate::engine::CreatorCount;
 use headroom_mech::units::{Rate, Time};
 use std::ops::{Index, IndexMut};
 
@@ -57,7 +58,8 @@ pub(super) struct PortTable {
 impl PortTable {
     /// The table of a network wired as `wiring` (every port, by number), whose nodes' first
     /// ports have the numbers `first` and the canonical indices `canonical_first`, holding
-    /// `held`: the ports numbered from `base`.
+    /// `held`: the ports numbered from `base`. Each held port is named by its canonical index
+    /// in the tie-break keys of the events it creates (`Port::count`).
     pub(super) fn new(
         held: Vec<Port>,
         base: u32,
@@ -70,13 +72,17 @@ impl PortTable {
             w.node, w.local, w.peer
         )));
         debug_assert!(canonical_first.windows(2).all(|w| w[0] <= w[1]));
-        PortTable {
+        let mut table = PortTable {
             held,
             base,
             wiring: wiring.into_boxed_slice(),
             first: first.into_boxed_slice(),
             canonical_first: canonical_first.into_boxed_slice(),
+        };
+        for p in table.held_numbers() {
+            table[p].count = CreatorCount::new(table.canonical(p));
         }
+        table
     }
 
     /// Ports of the whole network (held or not).
