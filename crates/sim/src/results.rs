@@ -551,9 +551,15 @@ impl RunResults {
         self.buffer_samples.sort_by_key(|r| (r.time, r.node));
         self.mark_samples.sort_by_key(|r| (r.time, r.node));
         self.marking.sort_by_key(|m| (m.node, m.port, m.queue));
+        // In id order: every flow's in a whole run, a part's own in a part of one.
         let flows = &self.flows;
-        self.rate_samples
-            .sort_by_key(|r| (r.time, flows.get(r.flow as usize).map_or(0, |f| f.src)));
+        let src = |id: u32| match flows.get(id as usize) {
+            Some(f) if f.id == id => f.src,
+            _ => flows
+                .binary_search_by_key(&id, |f| f.id)
+                .map_or(0, |i| flows[i].src),
+        };
+        self.rate_samples.sort_by_key(|r| (r.time, src(r.flow)));
     }
 }
 

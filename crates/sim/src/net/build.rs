@@ -9,14 +9,15 @@
 //! random streams; streams are seeded by name ([`stream_seed`]), so a stream does not
 //! depend on what else the run draws.
 
+use super::flow_table::FlowTable;
 use super::host::{Flow, Host};
 use super::packet::Arena;
 use super::port::Port;
 use super::port_table::{PortTable, Wire};
 use super::switch::Switch;
 use super::{
-    arbitration, classes, credit, flow_channel, host, injection, marking, packet, parallel,
-    stream_seed, ugal, victim, SimError, Simulation, Slot,
+    arbitration, classes, credit, flow_channel, injection, marking, packet, parallel, stream_seed,
+    ugal, victim, SimError, Simulation, Slot,
 };
 use crate::config::{BasePath, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event};
@@ -238,7 +239,10 @@ impl Simulation {
             }
         }
 
-        let mut flows = Vec::with_capacity(cfg.flows.len());
+        // A part keeps the flows its hosts send or receive (see `flow_table`); with a global
+        // window, what it needs of the others is their paths' base RTT and BDP.
+        let mut flows = Vec::new();
+        let mut others = Vec::new();
         // Source ports: per source host, counted from 10000 in flow order.
         let mut next_sport: BTreeMap<u32, u16> = BTreeMap::new();
         for (i, spec) in cfg.flows.iter().enumerate() {
@@ -249,6 +253,13 @@ impl Simulation {
             let sport = next_sport.entry(spec.src.0).or_insert(10_000);
             let my_sport = *sport;
             *sport = sport.wrapping_add(1);
+            if !owned(spec.src.0) && !owned(spec.dst.0) {
+                if cfg.host.window.global {
+                    let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
+                    others.push((hosts[src_host as usize].port, spec.dst, hash));
+                }
+                continue;
+            }
             let line_rate = wiring[hosts[src_host as usize].port as usize].rate;
             let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
             let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
@@ -289,8 +300,7 @@ impl Simulation {
             ports,
             switches,
             hosts,
-            nic_slot: vec![host::NOT_ACTIVE; flows.len()],
-            flows,
+            flows: FlowTable::new(flows, cfg.flows.len()),
             slots,
             routes,
             link_up: vec![true; topo.links.len()],
@@ -408,16 +418,21 @@ impl Simulation {
         // The run's own events, in a fixed order: flow starts, stop, link failures, first
         // sample. Each part schedules the flow starts of its senders, with the keys a
         // whole run gives them.
-        let mut base_paths = Vec::with_capacity(sim.flows.len());
-        for f in 0..sim.flows.len() {
-            let (ideal, base) = sim.ideal_fct(f);
-            sim.flows[f].ideal_fct = ideal;
+        let ideal: Vec<(Time, BasePath)> = sim.flows.iter().map(|f| sim.ideal_fct(f)).collect();
+        let mut base_paths = Vec::with_capacity(ideal.len());
+        for (fl, (ideal, base)) in sim.flows.iter_mut().zip(ideal) {
+            fl.ideal_fct = ideal;
             base_paths.push(base);
         }
-        sim.configure_congestion_control(base_paths);
-        for f in 0..sim.flows.len() {
-            let start = sim.flows[f].start;
-            if sim.mine(sim.flows[f].src) {
+        let others: Vec<BasePath> = others
+            .into_iter()
+            .map(|(src_port, dst, hash)| sim.base_path(&sim.path(src_port, dst, hash)))
+            .collect();
+        sim.configure_congestion_control(base_paths, &others);
+        for f in 0..sim.cfg.flows.len() {
+            let spec = &sim.cfg.flows[f];
+            let start = spec.start;
+            if sim.mine(spec.src.0) {
                 sim.flows_to_finish += 1;
                 sim.schedule(start, Event::FlowStart { flow: f as u32 });
             } else {
@@ -439,14 +454,16 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Gives every flow its congestion control, window and notification point, from its
-    /// path's base RTT and bandwidth-delay product or, with a global window, the largest
-    /// of them over all flows.
-    fn configure_congestion_control(&mut self, mut base_paths: Vec<BasePath>) {
+    /// Gives every flow held (`base_paths`: their paths, in id order) its congestion
+    /// control, window and notification point, from its path's base RTT and
+    /// bandwidth-delay product or, with a global window, the largest of them over all
+    /// flows (`others`: the paths of the flows a part does not hold).
+    fn configure_congestion_control(&mut self, mut base_paths: Vec<BasePath>, others: &[BasePath]) {
         let host = &self.cfg.host;
         if host.window.global {
-            let rtt = base_paths.iter().map(|b| b.rtt).max().unwrap_or(Time::ZERO);
-            let bdp = base_paths.iter().map(|b| b.bdp).max().unwrap_or(0);
+            let all = || base_paths.iter().chain(others);
+            let rtt = all().map(|b| b.rtt).max().unwrap_or(Time::ZERO);
+            let bdp = all().map(|b| b.bdp).max().unwrap_or(0);
             for b in &mut base_paths {
                 b.rtt = rtt;
                 b.bdp = bdp;
@@ -465,8 +482,7 @@ impl Simulation {
     /// hop by hop, the rest streamed at the bottleneck, and the last ACK's return. And the
     /// path's base RTT (propagation both ways and one packet's payload serialized per hop,
     /// as the ns-3 HPCC simulator counts it) and bandwidth-delay product at its bottleneck.
-    fn ideal_fct(&self, f: usize) -> (Time, BasePath) {
-        let fl = &self.flows[f];
+    fn ideal_fct(&self, fl: &Flow) -> (Time, BasePath) {
         let h = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
         let path = self.path(fl.src_port, NodeId(fl.dst), fl.hash);
@@ -480,12 +496,10 @@ impl Simulation {
             (fl.size - first_payload).saturating_add((packets - 1).saturating_mul(per_packet));
         let mut t = Time::ZERO;
         let mut bottleneck = Rate(u64::MAX);
-        let mut rtt = Time::ZERO;
         for &gp in &path {
             let p = self.ports.wire(gp);
             t += p.rate.serialization(first) + p.delay;
             bottleneck = bottleneck.min(p.rate);
-            rtt += p.delay + p.delay + p.rate.serialization(h.mtu_payload);
         }
         t += bottleneck.serialization(rest);
         let ack = h.ack_bytes + overhead;
@@ -493,12 +507,25 @@ impl Simulation {
             let p = self.ports.wire(gp);
             t += p.rate.serialization(ack) + p.delay;
         }
-        let base = BasePath {
-            line_rate: self.ports.wire(fl.src_port).rate,
+        (t, self.base_path(&path))
+    }
+
+    /// What a sender knows of `path` (transmitting ports from its NIC's on) before it
+    /// starts: its base RTT (propagation both ways and one packet's payload serialized per
+    /// hop) and its bandwidth-delay product at the bottleneck.
+    fn base_path(&self, path: &[u32]) -> BasePath {
+        let mut bottleneck = Rate(u64::MAX);
+        let mut rtt = Time::ZERO;
+        for &gp in path {
+            let p = self.ports.wire(gp);
+            bottleneck = bottleneck.min(p.rate);
+            rtt += p.delay + p.delay + p.rate.serialization(self.cfg.host.mtu_payload);
+        }
+        BasePath {
+            line_rate: self.ports.wire(path[0]).rate,
             rtt,
             bdp: bottleneck.bytes_in(rtt),
-        };
-        (t, base)
+        }
     }
 
     /// Transmitting ports a packet with `hash` takes from `first` (a host port) to `dst`.
@@ -551,6 +578,54 @@ mod tests {
         // Every one of the 20 switches is some part's, and each part has some.
         assert_eq!(owned[0] + owned[1], 20);
         assert!(owned.iter().all(|&n| n > 0), "{owned:?}");
+    }
+
+    #[test]
+    fn a_part_keeps_only_the_flows_its_hosts_send_or_receive() {
+        let topo = builders::fat_tree(4, Rate::from_gbps(100), Time::from_us(1)).expect("k=4");
+        let hosts: Vec<NodeId> = (0..topo.nodes.len() as u32)
+            .map(NodeId)
+            .filter(|n| topo.nodes[n.index()] == NodeKind::Host)
+            .collect();
+        let flows = hosts
+            .iter()
+            .flat_map(|&src| {
+                hosts
+                    .iter()
+                    .filter(move |&&dst| dst != src)
+                    .map(move |&dst| (src, dst))
+            })
+            .map(|(src, dst)| crate::workload::FlowSpec {
+                src,
+                dst,
+                prio: 3,
+                size: 1000,
+                start: Time::ZERO,
+                dport: 100,
+            })
+            .collect();
+        let cfg = SimConfig::new(topo, flows);
+        let routes = Routes::compute(&cfg.topology, cfg.routing).expect("routes");
+        let split = parallel::split(&cfg.topology, 2);
+        let node_part: Arc<[u16]> = Arc::from(split.node_part);
+        let mut senders = 0;
+        for part in 0..2u16 {
+            let sim = Simulation::part_of(cfg.clone(), routes.clone(), node_part.clone(), part)
+                .expect("part");
+            let here = |n: NodeId| node_part[n.index()] == part;
+            let expected: Vec<u32> = (0u32..)
+                .zip(&cfg.flows)
+                .filter(|(_, f)| here(f.src) || here(f.dst))
+                .map(|(id, _)| id)
+                .collect();
+            let held: Vec<u32> = sim.flows.iter().map(|f| f.id).collect();
+            assert_eq!(held, expected, "part {part}");
+            assert!(held.len() < cfg.flows.len(), "part {part} holds every flow");
+            assert!(held.iter().all(|&id| sim.flows[id].id == id));
+            senders += sim.flows_to_finish;
+        }
+        // Each flow is finished by exactly one part: its sender's.
+        assert_eq!(senders, cfg.flows.len());
     }
 
     #[test]

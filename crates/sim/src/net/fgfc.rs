@@ -123,7 +123,7 @@ impl Simulation {
         if let Some(fc) = shared {
             // Every flow of the host on the frame's flow's channel.
             let key_of = |f: u32| {
-                let fl = &self.flows[f as usize];
+                let fl = &self.flows[f];
                 fc.flow_key(f, fl.dst, fl.prio, &self.cfg.flow_apps)
             };
             let key = key_of(pk.flow);
@@ -148,7 +148,7 @@ impl Simulation {
     fn fgfc_apply(&mut self, f: u32, frame: FgfcFrame) -> bool {
         let now = self.now;
         let mtu = self.cfg.host.mtu_payload;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         let was_held = fl.fgfc_held;
         fl.fgfc_held = match fl.fgfc.receive(now, frame) {
             None => false,
@@ -169,7 +169,7 @@ impl Simulation {
     pub(super) fn fgfc_spent(&mut self, f: u32, payload: u64) {
         let now = self.now;
         let mtu = self.cfg.host.mtu_payload;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         fl.fgfc.sent(now, payload);
         if fl.has_unsent_data() && !fl.fgfc.may_send(now, fl.next_payload(mtu)) {
             fl.fgfc_held = true;
@@ -180,7 +180,7 @@ impl Simulation {
     /// Schedules flow `f`'s release at its pause's end.
     fn fgfc_hold_until_resume(&mut self, f: u32) {
         let now = self.now;
-        if let Some(until) = self.flows[f as usize].fgfc.paused_until(now) {
+        if let Some(until) = self.flows[f].fgfc.paused_until(now) {
             self.schedule(until, Event::FgfcResume { flow: f });
         }
     }
@@ -189,7 +189,7 @@ impl Simulation {
     /// another event is pending).
     pub(super) fn fgfc_resume(&mut self, f: u32) {
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         if !fl.fgfc_held || fl.fgfc.paused_until(now).is_some() {
             return;
         }
@@ -202,7 +202,7 @@ impl Simulation {
     /// Checks the invariants of the module documentation.
     pub(super) fn check_fgfc(&self) -> Result<(), String> {
         let now = self.now;
-        for fl in &self.flows {
+        for fl in self.flows.iter() {
             // At the pause's end its event may still be pending.
             if fl.fgfc_held && fl.fgfc.until() < now {
                 return Err(format!(

@@ -36,8 +36,11 @@ pub struct Footprint {
     pub ports_and_buffers: u64,
     /// The ports' wiring and statistics, switches and hosts, per part.
     pub network: u64,
-    /// Flow state, flow records and the flow list, per part.
+    /// Flow state and flow records: a part holds the flows its hosts send or receive, so
+    /// a flow is held by at most two parts.
     pub flows: u64,
+    /// The flow list and the index of the flows held, per part.
+    pub flow_list: u64,
     /// Parts of the run: each holds its own network and flows.
     pub parts: u64,
 }
@@ -78,16 +81,15 @@ impl Footprint {
             crate::config::CcConfig::PowerTcp(_) => size_of::<headroom_mech::cc::PowerTcp>(),
             _ => 0,
         };
-        let per_flow = size_of::<Flow>()
-            + size_of::<u32>()
-            + size_of::<FlowRecord>()
-            + size_of::<FlowSpec>()
-            + cc;
+        // The state, its NIC slot and its record; the flow list's entry and the index's.
+        let per_flow = size_of::<Flow>() + size_of::<u32>() + size_of::<FlowRecord>() + cc;
+        let per_listed_flow = size_of::<FlowSpec>() + size_of::<u32>();
         Footprint {
             routing: Routes::estimated_bytes(topo),
             ports_and_buffers: ports * size_of::<Port>() as u64 + switch_ports * MMU_BYTES_PER_PORT,
             network,
             flows: cfg.flows.len() as u64 * per_flow as u64,
+            flow_list: cfg.flows.len() as u64 * per_listed_flow as u64,
             parts: parts.max(1) as u64,
         }
     }
@@ -96,9 +98,10 @@ impl Footprint {
     pub fn total(&self) -> u64 {
         self.routing
             .saturating_add(self.ports_and_buffers)
+            .saturating_add(self.parts.min(2).saturating_mul(self.flows))
             .saturating_add(
                 self.parts
-                    .saturating_mul(self.network.saturating_add(self.flows)),
+                    .saturating_mul(self.network.saturating_add(self.flow_list)),
             )
     }
 }
@@ -107,13 +110,14 @@ impl fmt::Display for Footprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "about {} (routing tables {}, ports and buffers {}, network {} and flows {} per \
-             part, {} part{})",
+            "about {} (routing tables {}, ports and buffers {}, flows {} (at most twice), \
+             network {} and flow list {} per part, {} part{})",
             human_bytes(self.total()),
             human_bytes(self.routing),
             human_bytes(self.ports_and_buffers),
-            human_bytes(self.network),
             human_bytes(self.flows),
+            human_bytes(self.network),
+            human_bytes(self.flow_list),
             self.parts,
             if self.parts == 1 { "" } else { "s" }
         )
@@ -145,7 +149,27 @@ mod tests {
             one.ports_and_buffers,
             768 * size_of::<Port>() as u64 + 80 * 8 * MMU_BYTES_PER_PORT
         );
-        assert_eq!(two.total() - one.total(), one.network + one.flows);
+        assert_eq!(two.total() - one.total(), one.network);
+    }
+
+    #[test]
+    fn a_flow_is_held_by_two_parts_at_most_and_listed_by_all() {
+        let ft = builders::fat_tree(4, Rate::from_gbps(100), Time::from_us(1)).expect("k=4");
+        let flow = FlowSpec {
+            src: crate::topology::NodeId(0),
+            dst: crate::topology::NodeId(1),
+            prio: 3,
+            size: 1000,
+            start: Time::ZERO,
+            dport: 100,
+        };
+        let cfg = SimConfig::new(ft, vec![flow; 1000]);
+        let [one, two, four] = [1, 2, 4].map(|parts| Footprint::of(&cfg, parts));
+        assert!(one.flows >= 1000 * size_of::<Flow>() as u64);
+        assert_eq!(one.flow_list, 1000 * (size_of::<FlowSpec>() + 4) as u64);
+        let per_part = one.network + one.flow_list;
+        assert_eq!(two.total() - one.total(), per_part + one.flows);
+        assert_eq!(four.total() - two.total(), 2 * per_part);
     }
 
     #[test]

@@ -132,7 +132,7 @@ impl Host {
     }
 }
 
-/// `Simulation::nic_slot` of a flow that is not on its NIC's active list.
+/// The NIC slot (`FlowTable::nic_slot`) of a flow that is not on its NIC's active list.
 pub(super) const NOT_ACTIVE: u32 = u32::MAX;
 
 /// Sender and receiver state of one flow.
@@ -320,12 +320,12 @@ impl Flow {
 impl Simulation {
     /// Flow `f` starts: it joins its NIC's active list.
     pub(super) fn start_flow(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         fl.next_avail = self.now;
         fl.last_progress = self.now;
         let h = fl.src_host as usize;
         let entry = fl.nic_entry();
-        self.nic_slot[f as usize] = self.hosts[h].active.len() as u32;
+        *self.flows.nic_slot_mut(f) = self.hosts[h].active.len() as u32;
         self.hosts[h].push_entry(entry);
         let port = self.hosts[h].port;
         self.try_send(port);
@@ -378,7 +378,7 @@ impl Simulation {
             debug_assert_eq!(
                 (e.held, e.next_avail),
                 {
-                    let fl = &self.flows[e.flow as usize];
+                    let fl = &self.flows[e.flow];
                     (fl.held(), fl.next_avail)
                 },
                 "NIC entry of flow {} out of date",
@@ -388,8 +388,7 @@ impl Simulation {
                 continue;
             }
             let (flows, hc) = (&self.flows, &self.cfg.host);
-            let frame_bytes =
-                || hc.data_frame_bytes(flows[e.flow as usize].next_payload(hc.mtu_payload));
+            let frame_bytes = || hc.data_frame_bytes(flows[e.flow].next_payload(hc.mtu_payload));
             match self.ports[port].fc.gate(now, e.class, frame_bytes) {
                 Gate::Open => {}
                 Gate::Until(t) => {
@@ -419,7 +418,7 @@ impl Simulation {
         let now = self.now;
         let hc = &self.cfg.host;
         let overhead = self.cfg.link.frame_overhead;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         let payload = fl.next_payload(hc.mtu_payload);
         let mut pk = Packet::new(Kind::Data);
         pk.prio = fl.vl;
@@ -444,8 +443,9 @@ impl Simulation {
         fl.last_wire = wire;
         fl.next_avail = now + fl.cc.rate().serialization(wire);
         fl.cc.on_bytes_sent(now, wire);
+        let fgfc_paused = fl.fgfc.paused_until(now).is_some();
         self.ledger.on_sent(payload);
-        if self.flows[f as usize].fgfc.paused_until(now).is_some() {
+        if fgfc_paused {
             self.fgfc_spent(f, payload);
         }
         self.sync_nic(f);
@@ -456,7 +456,7 @@ impl Simulation {
 
     /// Makes sure a CC timer event is pending for the flow's earliest CC deadline.
     fn arm_cc_timer(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         // Only timers that can change the rate need an event: the others (DCQCN's alpha
         // updates, every microsecond with the HPCC parameters) are replayed by the next CNP.
         if let Some(t) = fl.cc.poll_rate_timeout() {
@@ -471,7 +471,7 @@ impl Simulation {
     /// The CC timer of flow `f` fired.
     pub(super) fn cc_timer(&mut self, f: u32) {
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         if fl.cc_timer != Some(now) {
             return; // superseded by an earlier deadline that already ran
         }
@@ -493,7 +493,7 @@ impl Simulation {
 
     fn arm_rto(&mut self, f: u32) {
         let rto = self.cfg.host.rto;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         if fl.rto_at.is_none() && fl.finish.is_none() {
             let t = self.now + rto;
             fl.rto_at = Some(t);
@@ -506,7 +506,7 @@ impl Simulation {
     pub(super) fn rto(&mut self, f: u32) {
         let now = self.now;
         let rto = self.cfg.host.rto;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         fl.rto_at = None;
         if fl.finish.is_some() {
             return;
@@ -521,10 +521,10 @@ impl Simulation {
         }
         // Re-arm only while bytes are outstanding; a flow with nothing in flight (paused,
         // paced, or all acknowledged) is re-armed by its next transmission.
-        let fl = &self.flows[f as usize];
+        let fl = &self.flows[f];
         if fl.snd_una < fl.snd_nxt {
             let next = (fl.last_progress + rto).max(now + Time(1));
-            self.flows[f as usize].rto_at = Some(next);
+            self.flows[f].rto_at = Some(next);
             self.schedule(next, Event::Rto { flow: f });
         }
     }
@@ -540,7 +540,7 @@ impl Simulation {
         int: Option<&IntStack>,
     ) {
         let hc = &self.cfg.host;
-        let fl = &self.flows[f as usize];
+        let fl = &self.flows[f];
         let mut pk = Packet::new(kind);
         pk.sl = hc.ack_prio;
         pk.prio = self.vl_of(self.hosts[h as usize].port, hc.ack_prio);
@@ -593,7 +593,7 @@ impl Simulation {
                     ce: pk.mark == Mark::Ce,
                     ue: pk.mark == Mark::Ue,
                 };
-                self.flows[f as usize].cc.on_feedback(self.now, &cnp);
+                self.flows[f].cc.on_feedback(self.now, &cnp);
                 self.arm_cc_timer(f);
             }
             Kind::Pfc | Kind::Fcp | Kind::ChannelAck | Kind::Fgfc | Kind::Free => {
@@ -683,7 +683,7 @@ impl Simulation {
     fn receive_data(&mut self, h: u32, f: u32, pk: &Packet, int: Option<&IntStack>) {
         let now = self.now;
         let ack_interval = self.cfg.host.ack_interval.max(1);
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         let notify = fl.np.on_data(now, pk.mark);
         let mut reply = None;
         if pk.seq == fl.rcv_nxt {
@@ -717,7 +717,7 @@ impl Simulation {
     /// The receiver of flow `f`, on host `h`, looks at the marks it saw since its last
     /// look and reports them in a CNP.
     pub(super) fn cnp_poll(&mut self, h: u32, f: u32) {
-        let marks = self.flows[f as usize].np.on_poll();
+        let marks = self.flows[f].np.on_poll();
         if marks != Mark::None {
             self.send_ctrl(h, f, Kind::Cnp, 0, marks, None);
         }
@@ -729,7 +729,7 @@ impl Simulation {
     fn receive_ack(&mut self, f: u32, pk: &Packet, nack: bool, int: Option<&IntStack>) {
         let now = self.now;
         let seq = pk.seq;
-        let fl = &mut self.flows[f as usize];
+        let fl = &mut self.flows[f];
         if fl.finish.is_some() {
             return;
         }
@@ -747,7 +747,7 @@ impl Simulation {
         if fl.snd_una >= fl.size {
             fl.finish = Some(now);
             let host = fl.src_host as usize;
-            let slot = std::mem::replace(&mut self.nic_slot[f as usize], NOT_ACTIVE);
+            let slot = std::mem::replace(self.flows.nic_slot_mut(f), NOT_ACTIVE);
             // A flow is acknowledged only after it started, and finishes once (`finish`).
             debug_assert_ne!(slot, NOT_ACTIVE, "flow {f} finished without being active");
             let i = slot as usize;
@@ -755,7 +755,7 @@ impl Simulation {
             self.hosts[host].remove_entry(i);
             let active = &self.hosts[host].active;
             for (j, e) in active.iter().enumerate().skip(i) {
-                self.nic_slot[e.flow as usize] = j as u32;
+                *self.flows.nic_slot_mut(e.flow) = j as u32;
             }
             let len = active.len();
             let rr = &mut self.hosts[host].rr;
@@ -830,9 +830,8 @@ impl Simulation {
     /// Copies what the NIC's scheduler reads of flow `f` into its active-list entry (see
     /// [`NicEntry`]); nothing for a flow that is not active.
     pub(super) fn sync_nic(&mut self, f: u32) {
-        let slot = self.nic_slot[f as usize];
+        let (fl, slot) = self.flows.with_nic_slot(f);
         if slot != NOT_ACTIVE {
-            let fl = &self.flows[f as usize];
             self.hosts[fl.src_host as usize].set_entry(slot as usize, fl.nic_entry());
         }
     }

@@ -12,6 +12,8 @@
 //! - [`deadlock`]: cycles of paused queues that never drain, found while running;
 //! - [`watchdog`]: the PFC watchdog's polls and what a queue in a storm does;
 //! - [`footprint`]: the memory a run will need, known before it is built;
+//! - `port_table`, `flow_table`: the ports and the flows a run (or a part of one) keeps,
+//!   found by their numbers in the whole network;
 //! - `build`: the arenas, mechanisms and first events of a run, from its configuration;
 //! - `link_failure`: links that go down during a run, and what they drop;
 //! - `report`: samples while running, the conservation checks, and the results;
@@ -31,6 +33,7 @@ mod credit;
 mod deadlock;
 mod fgfc;
 mod flow_channel;
+mod flow_table;
 mod footprint;
 mod hop_credit;
 pub mod host;
@@ -60,7 +63,7 @@ use headroom_mech::int::IntStack;
 use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
-use host::{Flow, Host};
+use host::Host;
 use packet::{Arena, Kind};
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
@@ -102,9 +105,9 @@ pub struct Simulation {
     ports: port_table::PortTable,
     switches: Vec<Switch>,
     hosts: Vec<Host>,
-    flows: Vec<Flow>,
-    /// Per flow: its index in its NIC's active list, or `host::NOT_ACTIVE`.
-    nic_slot: Vec<u32>,
+    /// The flows: all of them, or in a part of a partitioned run those its hosts send or
+    /// receive.
+    flows: flow_table::FlowTable,
     slots: Vec<Slot>,
     routes: Routes,
     /// Per link: up, and its two ports (global indices).
@@ -309,7 +312,7 @@ impl Simulation {
 
     /// Flows finished so far, and the total.
     pub fn flow_progress(&self) -> (usize, usize) {
-        (self.finished_flows, self.flows.len())
+        (self.finished_flows, self.cfg.flows.len())
     }
 
     /// Why the run ended, once it has.
@@ -402,23 +405,23 @@ impl Simulation {
                 self.pfc_refresh(port, prio);
             }
             Event::FlowStart { flow } => {
-                self.creator = self.flows[flow as usize].src_port;
+                self.creator = self.flows[flow].src_port;
                 self.start_flow(flow);
             }
             Event::CcTimer { flow } => {
-                self.creator = self.flows[flow as usize].src_port;
+                self.creator = self.flows[flow].src_port;
                 self.cc_timer(flow);
             }
             Event::Rto { flow } => {
-                self.creator = self.flows[flow as usize].src_port;
+                self.creator = self.flows[flow].src_port;
                 self.rto(flow);
             }
             Event::FgfcResume { flow } => {
-                self.creator = self.flows[flow as usize].src_port;
+                self.creator = self.flows[flow].src_port;
                 self.fgfc_resume(flow);
             }
             Event::CnpPoll { flow } => {
-                let dst = self.flows[flow as usize].dst;
+                let dst = self.flows[flow].dst;
                 let Slot::Host(h) = self.slots[dst as usize] else {
                     unreachable!("validated: flow endpoints are hosts")
                 };

@@ -7,7 +7,7 @@
 //! MMU) and is what [`Simulation::check_invariants`] asks of a whole one.
 
 use super::packet::Kind;
-use super::{host, Simulation, Slot};
+use super::{host, victim, Simulation, Slot};
 use crate::engine::Event;
 use crate::results::{
     BufferSample, ByteLedger, CreditBlock, FlowRecord, PortStats, QueueSample, RateSample,
@@ -49,7 +49,7 @@ impl Simulation {
                 continue;
             }
             for &host::NicEntry { flow: f, .. } in &h.active {
-                let fl = &self.flows[f as usize];
+                let fl = &self.flows[f];
                 self.rate_samples.push(RateSample {
                     time: self.now,
                     flow: f,
@@ -139,22 +139,16 @@ impl Simulation {
         Ok(())
     }
 
-    /// Ends the run (if it has not ended) and collects the results.
+    /// Ends the run (if it has not ended) and collects the results. A part of a
+    /// partitioned run reports its own ports, and for each of their peers in another part
+    /// only the victim pauses judged here (see [`Simulation::victim_pause_stats`]).
     pub fn finish(mut self) -> RunResults {
         let now = self.now;
-        let mut ports = Vec::with_capacity(self.ports.len());
+        let held = self.ports.held_numbers();
+        let mut ports = Vec::with_capacity(held.len());
         let log_credit = !self.cfg.record.omit_credit_log;
-        for gp in 0..self.ports.len() as u32 {
-            let w = *self.ports.wire(gp);
-            let Some(p) = self.ports.get_mut(gp) else {
-                // Another part's port: that part reports it.
-                ports.push(PortStats {
-                    node: w.node,
-                    port: w.local,
-                    ..PortStats::default()
-                });
-                continue;
-            };
+        for gp in held.clone() {
+            let p = &mut self.ports[gp];
             let mut st = PortStats {
                 node: p.node,
                 port: p.local,
@@ -213,22 +207,25 @@ impl Simulation {
                     *n = *sent;
                 }
             }
-            ports.push(st);
-        }
-        for (gp, st) in (0u32..).zip(&mut ports) {
             let peer = self.ports.wire(gp).peer;
             st.peer = self.ports.wire(peer).node;
-            if let Some(i) = self.ports.held_slot(gp) {
-                let e = &self.pause_episodes[i];
-                st.pause_episodes.copy_from_slice(&e.decided[..8]);
-                st.port_pause_episodes = e.decided[8];
-                st.credit_victim_waits = e.credit_victim;
-            }
+            let e = &self.pause_episodes[self.ports.held_index(gp)];
+            st.pause_episodes.copy_from_slice(&e.decided[..8]);
+            st.port_pause_episodes = e.decided[8];
+            st.credit_victim_waits = e.credit_victim;
             // Its victim pauses were judged where its PAUSE frames arrived: at its peer.
             if let Some(i) = self.ports.held_slot(peer) {
                 let e = &self.pause_episodes[i];
                 st.victim_pauses.copy_from_slice(&e.peer_victim[..8]);
                 st.port_victim_pauses = e.peer_victim[8];
+            }
+            ports.push(st);
+        }
+        for gp in held {
+            let peer = self.ports.wire(gp).peer;
+            if self.ports.held_slot(peer).is_none() {
+                let e = &self.pause_episodes[self.ports.held_index(gp)];
+                ports.push(Self::victim_pause_stats(self.ports.wire(peer), e));
             }
         }
         // By canonical index (node, then local port), whatever the part's numbering.
@@ -286,5 +283,22 @@ impl Simulation {
         };
         r.sort_records();
         r
+    }
+
+    /// What a part reports of port `wire`, held by another part: only its victim pauses,
+    /// which were judged here, where its PAUSE frames arrived (`arrived`: the record of the
+    /// peer that received them). The driver adds them to the owner's report of the port.
+    fn victim_pause_stats(
+        wire: &super::port_table::Wire,
+        arrived: &victim::PauseEpisodes,
+    ) -> PortStats {
+        let mut st = PortStats {
+            node: wire.node,
+            port: wire.local,
+            port_victim_pauses: arrived.peer_victim[8],
+            ..PortStats::default()
+        };
+        st.victim_pauses.copy_from_slice(&arrived.peer_victim[..8]);
+        st
     }
 }

@@ -282,7 +282,7 @@ impl Simulation {
                 .active
                 .iter()
                 .filter(|e| classes & (1 << e.class()) != 0)
-                .map(|e| &self.flows[e.flow as usize])
+                .map(|e| &self.flows[e.flow])
                 .filter(|fl| fl.has_unsent_data())
                 .any(|fl| elsewhere(fl.dst, fl.hash)),
         }

@@ -31,9 +31,11 @@
 //! handled exactly the events up to the same point of the global order; a run that fails on
 //! its first lossless drop, or whose parts would be joined by a zero-delay link, runs as
 //! one part. A part holds only its own nodes' ports, numbered as one run (`PortTable`; the
-//! others' wiring is known to all) and its own switches' buffers (the others' MMUs have no ports); the rest
-//! of the network's state (hosts, flows, per-port records) is a whole run's, and only its
-//! own nodes' share of it changes.
+//! others' wiring is known to all), its own switches' buffers (the others' MMUs have no
+//! ports) and the flows its hosts send or receive (`FlowTable`; each part reports those, and
+//! a flow's record is its sender's part's but for the bytes delivered, its receiver's); the
+//! rest of the network's state (hosts, switches, per-port records) is a whole run's, and
+//! only its own nodes' share of it changes.
 
 mod crew;
 mod probe;
@@ -51,7 +53,7 @@ use super::packet::Packet;
 use super::{SimError, Simulation};
 use crate::config::{ConfigError, SimConfig};
 use crate::engine::EventQueue;
-use crate::results::{RunResults, StopReason};
+use crate::results::{FlowRecord, PortStats, RunResults, StopReason};
 use crate::routing::Routes;
 use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
@@ -702,8 +704,7 @@ impl Partitioned {
 
     /// Ends the run (if it has not ended) and collects the results of all parts.
     pub fn finish(self) -> RunResults {
-        let stop = self.stop;
-        let deadlock = self.deadlock;
+        let (stop, deadlock, total_flows) = (self.stop, self.deadlock, self.total_flows);
         let node_part = {
             let p = lock(&self.parts[0]);
             p.node_part.clone()
@@ -730,32 +731,32 @@ impl Partitioned {
             return all;
         }
         let part = |node: u32| node_part.get(node as usize).copied().unwrap_or(0);
-        // A flow's record is its sender's part's, except what was delivered: its receiver's.
-        let mut delivered: Vec<u64> = all.flows.iter().map(|f| f.delivered).collect();
+        // A part reports the flows its hosts send or receive. A flow's record is its
+        // sender's part's, except what was delivered: its receiver's.
+        let mut flows: Vec<Option<FlowRecord>> = vec![None; total_flows];
+        let mut delivered = vec![0u64; total_flows];
+        let mut take_flows = |i: u16, records: Vec<FlowRecord>| {
+            for r in records {
+                let id = r.id as usize;
+                if part(r.dst) == i {
+                    delivered[id] = r.delivered;
+                }
+                if part(r.src) == i {
+                    flows[id] = Some(r);
+                }
+            }
+        };
+        take_flows(0, std::mem::take(&mut all.flows));
+        // A part reports its own ports, and its peers' in other parts with only the victim
+        // pauses it judged (they are judged where the PAUSE frames arrive).
+        let mut ports: Vec<(u16, PortStats)> = std::mem::take(&mut all.ports)
+            .into_iter()
+            .map(|st| (0, st))
+            .collect();
         for (i, r) in results.enumerate() {
             let i = (i + 1) as u16;
-            for ((a, b), d) in all.flows.iter_mut().zip(r.flows).zip(&mut delivered) {
-                if part(b.dst) == i {
-                    *d = b.delivered;
-                }
-                if part(b.src) == i {
-                    *a = b;
-                }
-            }
-            for (a, b) in all.ports.iter_mut().zip(r.ports) {
-                // A port's statistics are its owner's, except its victim pauses: they are
-                // judged where its PAUSE frames arrive, in any part.
-                let mut victims = a.victim_pauses;
-                for (v, w) in victims.iter_mut().zip(b.victim_pauses) {
-                    *v += w;
-                }
-                let port_victims = a.port_victim_pauses + b.port_victim_pauses;
-                if part(b.node) == i {
-                    *a = b;
-                }
-                a.victim_pauses = victims;
-                a.port_victim_pauses = port_victims;
-            }
+            take_flows(i, r.flows);
+            ports.extend(r.ports.into_iter().map(|st| (i, st)));
             for (a, b) in all.switches.iter_mut().zip(r.switches) {
                 if part(b.node) == i {
                     *a = b;
@@ -781,9 +782,30 @@ impl Partitioned {
             all.bytes.absorb(&r.bytes);
             all.arena_slots += r.arena_slots;
         }
-        for (a, d) in all.flows.iter_mut().zip(delivered) {
-            a.delivered = d;
-        }
+        ports.sort_by_key(|(_, st)| (st.node, st.port));
+        all.ports = ports
+            .chunk_by(|(_, a), (_, b)| (a.node, a.port) == (b.node, b.port))
+            .filter_map(|reports| {
+                let (_, owners) = reports.iter().find(|(i, st)| part(st.node) == *i)?;
+                let mut st = owners.clone();
+                st.victim_pauses = [0; 8];
+                st.port_victim_pauses = 0;
+                for (_, r) in reports {
+                    for (v, w) in st.victim_pauses.iter_mut().zip(r.victim_pauses) {
+                        *v += w;
+                    }
+                    st.port_victim_pauses += r.port_victim_pauses;
+                }
+                Some(st)
+            })
+            .collect();
+        // Every flow's sender is a host of some part, which reported it.
+        all.flows = flows
+            .into_iter()
+            .zip(delivered)
+            .filter_map(|(r, delivered)| r.map(|r| FlowRecord { delivered, ..r }))
+            .collect();
+        debug_assert_eq!(all.flows.len(), total_flows);
         all.stop_reason = stop;
         all.end_time = now;
         all.sort_records();
