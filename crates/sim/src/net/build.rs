@@ -253,15 +253,15 @@ impl Simulation {
             let sport = next_sport.entry(spec.src.0).or_insert(10_000);
             let my_sport = *sport;
             *sport = sport.wrapping_add(1);
+            let src_port = hosts[src_host as usize].port;
+            let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
             if !owned(spec.src.0) && !owned(spec.dst.0) {
                 if cfg.host.window.global {
-                    let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
-                    others.push((hosts[src_host as usize].port, spec.dst, hash));
+                    others.push((src_port, spec.dst, hash));
                 }
                 continue;
             }
-            let line_rate = wiring[hosts[src_host as usize].port as usize].rate;
-            let hash = routing::flow_hash(spec.src.0, spec.dst.0, my_sport, spec.dport);
+            let line_rate = wiring[src_port as usize].rate;
             let rev_hash = routing::flow_hash(spec.dst.0, spec.src.0, spec.dport, my_sport);
             let mut flow = Flow::new(
                 i as u32,
@@ -271,7 +271,7 @@ impl Simulation {
                 (hash, rev_hash),
                 line_rate,
             );
-            flow.src_port = hosts[src_host as usize].port;
+            flow.src_port = src_port;
             if credit_links {
                 flow.vl = sl_to_vl[flow.src_port as usize][usize::from(flow.prio)];
             }
