@@ -132,7 +132,7 @@ impl Host {
     }
 }
 
-/// The NIC slot (`FlowTable::nic_slot`) of a flow that is not on its NIC's active list.
+/// The NIC slot (`FlowTable::with_nic_slot`) of a flow that is not on its NIC's active list.
 pub(super) const NOT_ACTIVE: u32 = u32::MAX;
 
 /// Sender and receiver state of one flow.

@@ -7,7 +7,7 @@
 //! MMU) and is what [`Simulation::check_invariants`] asks of a whole one.
 
 use super::packet::Kind;
-use super::{host, victim, Simulation, Slot};
+use super::{host, Simulation, Slot};
 use crate::engine::Event;
 use crate::results::{
     BufferSample, ByteLedger, CreditBlock, FlowRecord, PortStats, QueueSample, RateSample,
@@ -141,13 +141,13 @@ impl Simulation {
 
     /// Ends the run (if it has not ended) and collects the results. A part of a
     /// partitioned run reports its own ports, and for each of their peers in another part
-    /// only the victim pauses judged here (see [`Simulation::victim_pause_stats`]).
+    /// only the victim pauses judged here, which the driver adds to the owner's report.
     pub fn finish(mut self) -> RunResults {
         let now = self.now;
         let held = self.ports.held_numbers();
         let mut ports = Vec::with_capacity(held.len());
         let log_credit = !self.cfg.record.omit_credit_log;
-        for gp in held.clone() {
+        for gp in held {
             let p = &mut self.ports[gp];
             let mut st = PortStats {
                 node: p.node,
@@ -207,26 +207,32 @@ impl Simulation {
                     *n = *sent;
                 }
             }
-            let peer = self.ports.wire(gp).peer;
-            st.peer = self.ports.wire(peer).node;
-            let e = &self.pause_episodes[self.ports.held_index(gp)];
-            st.pause_episodes.copy_from_slice(&e.decided[..8]);
-            st.port_pause_episodes = e.decided[8];
-            st.credit_victim_waits = e.credit_victim;
-            // Its victim pauses were judged where its PAUSE frames arrived: at its peer.
-            if let Some(i) = self.ports.held_slot(peer) {
-                let e = &self.pause_episodes[i];
-                st.victim_pauses.copy_from_slice(&e.peer_victim[..8]);
-                st.port_victim_pauses = e.peer_victim[8];
+            let peer_number = self.ports.wire(gp).peer;
+            let peer = *self.ports.wire(peer_number);
+            st.peer = peer.node;
+            let here = &self.pause_episodes[self.ports.held_index(gp)];
+            st.pause_episodes.copy_from_slice(&here.decided[..8]);
+            st.port_pause_episodes = here.decided[8];
+            st.credit_victim_waits = here.credit_victim;
+            // Victim pauses are judged where the PAUSE frames arrive: this port's at its
+            // peer, its peer's here.
+            match self.ports.held_slot(peer_number) {
+                Some(i) => {
+                    (st.victim_pauses, st.port_victim_pauses) =
+                        self.pause_episodes[i].peer_victim_pauses();
+                }
+                None => {
+                    let (victim_pauses, port_victim_pauses) = here.peer_victim_pauses();
+                    ports.push(PortStats {
+                        node: peer.node,
+                        port: peer.local,
+                        victim_pauses,
+                        port_victim_pauses,
+                        ..PortStats::default()
+                    });
+                }
             }
             ports.push(st);
-        }
-        for gp in held {
-            let peer = self.ports.wire(gp).peer;
-            if self.ports.held_slot(peer).is_none() {
-                let e = &self.pause_episodes[self.ports.held_index(gp)];
-                ports.push(Self::victim_pause_stats(self.ports.wire(peer), e));
-            }
         }
         // By canonical index (node, then local port), whatever the part's numbering.
         ports.sort_unstable_by_key(|st| (st.node, st.port));
@@ -283,22 +289,5 @@ impl Simulation {
         };
         r.sort_records();
         r
-    }
-
-    /// What a part reports of port `wire`, held by another part: only its victim pauses,
-    /// which were judged here, where its PAUSE frames arrived (`arrived`: the record of the
-    /// peer that received them). The driver adds them to the owner's report of the port.
-    fn victim_pause_stats(
-        wire: &super::port_table::Wire,
-        arrived: &victim::PauseEpisodes,
-    ) -> PortStats {
-        let mut st = PortStats {
-            node: wire.node,
-            port: wire.local,
-            port_victim_pauses: arrived.peer_victim[8],
-            ..PortStats::default()
-        };
-        st.victim_pauses.copy_from_slice(&arrived.peer_victim[..8]);
-        st
     }
 }

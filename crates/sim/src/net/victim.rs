@@ -121,6 +121,15 @@ pub(super) struct PauseEpisodes {
     pub credit_victim: [u32; PRIORITIES],
 }
 
+impl PauseEpisodes {
+    /// The peer's victim pauses judged here: per class, and of the whole port.
+    pub fn peer_victim_pauses(&self) -> ([u32; PRIORITIES], u32) {
+        let mut per_class = [0; PRIORITIES];
+        per_class.copy_from_slice(&self.peer_victim[..PRIORITIES]);
+        (per_class, self.peer_victim[PRIORITIES])
+    }
+}
+
 impl Simulation {
     /// Records a new pause decided on global switch port `port` for `class` (`None`:
     /// port-level); returns the egress it is blamed on, for the PAUSE frame to carry.
