@@ -216,16 +216,19 @@ struct Destination {
     lane: u8,
     /// The set its attaching switch uses: the port of the host's link.
     own: u16,
+    /// That port (the one member of `own`), for the frame's last hop to read directly.
+    own_port: u16,
 }
 
 impl Destination {
     /// Reached through `column`, from the switch whose row starts at `attach_base`.
-    fn new(attach_base: u32, column: u32, own: u16) -> Self {
+    fn new(attach_base: u32, column: u32, (own, own_port): (u16, u16)) -> Self {
         Destination {
             attach_base,
             block: column / BLOCK as u32,
             lane: (column % BLOCK as u32) as u8,
             own,
+            own_port,
         }
     }
 }
@@ -356,7 +359,7 @@ impl Routes {
                         });
                     }
                 }
-                dests[dst.index()] = Destination::new(u32::MAX, unreachable_column, 0);
+                dests[dst.index()] = Destination::new(u32::MAX, unreachable_column, (0, 0));
                 continue;
             }
             let column = column_of[attach.index()] as usize;
@@ -418,10 +421,10 @@ impl Routes {
                 Destination::new(
                     base(rows[attach.index()]),
                     column as u32,
-                    intern(&[port as u16])?,
+                    (intern(&[port as u16])?, port as u16),
                 )
             } else {
-                Destination::new(u32::MAX, column as u32, 0)
+                Destination::new(u32::MAX, column as u32, (0, 0))
             };
         }
         // The entry of a switch's own attachment is never read: its hosts' `own` is.
@@ -452,22 +455,46 @@ impl Routes {
     }
 
     /// Local ports of `switch` on shortest paths to host `dst` (empty if unreachable).
-    #[inline(always)] // once per frame and hop: keep it in the forwarding path
     pub fn next_hops(&self, switch: NodeId, dst: NodeId) -> &[u16] {
         let base = self.row_base[switch.index()];
         let d = self.dests[dst.index()];
         let id = if d.attach_base == base {
             d.own
         } else {
-            let block = self.blocks[(base + d.block) as usize];
-            if block & MIXED == 0 {
-                block as u16
-            } else {
-                self.mixed[(block & !MIXED) as usize * BLOCK + usize::from(d.lane)]
-            }
+            self.set_towards(base, d)
         };
         let (start, len) = self.sets[usize::from(id)];
         &self.ports[start as usize..(start + len) as usize]
+    }
+
+    /// The local port `switch` forwards a frame with flow hash `hash` to host `dst` out of:
+    /// the member [`ecmp_hash`] picks from [`Routes::next_hops`] (`None` if unreachable).
+    /// The same answer, read with fewer steps: a frame's last hop reads its port directly,
+    /// and a set of one needs no hash.
+    #[inline(always)] // once per frame and hop: keep it in the forwarding path
+    pub fn next_hop(&self, switch: NodeId, dst: NodeId, hash: u64) -> Option<u16> {
+        let base = self.row_base[switch.index()];
+        let d = self.dests[dst.index()];
+        if d.attach_base == base {
+            return Some(d.own_port);
+        }
+        let (start, len) = self.sets[usize::from(self.set_towards(base, d))];
+        match len {
+            0 => None,
+            1 => Some(self.ports[start as usize]),
+            n => Some(self.ports[start as usize + ecmp_hash(hash, switch.0, n as usize)]),
+        }
+    }
+
+    /// The set id of the switch whose row starts at `base` towards `d`'s attachment.
+    #[inline(always)]
+    fn set_towards(&self, base: u32, d: Destination) -> u16 {
+        let block = self.blocks[(base + d.block) as usize];
+        if block & MIXED == 0 {
+            block as u16
+        } else {
+            self.mixed[(block & !MIXED) as usize * BLOCK + usize::from(d.lane)]
+        }
     }
 
     /// Bytes the routes hold.
@@ -617,12 +644,24 @@ mod tests {
             }
             for dst in topo.hosts() {
                 let sw = NodeId(s as u32);
+                let reference = reference_next_hops(topo, up, sw, dst);
                 assert_eq!(
                     r.next_hops(sw, dst),
-                    reference_next_hops(topo, up, sw, dst).as_slice(),
+                    reference.as_slice(),
                     "switch {s} towards host {}",
                     dst.0
                 );
+                // The one-step lookup picks the member the hash picks from the whole set.
+                for hash in (0..64u64).map(|i| mix64(i ^ (u64::from(dst.0) << 32))) {
+                    let picked = (!reference.is_empty())
+                        .then(|| reference[ecmp_hash(hash, s as u32, reference.len())]);
+                    assert_eq!(
+                        r.next_hop(sw, dst, hash),
+                        picked,
+                        "switch {s}, host {}",
+                        dst.0
+                    );
+                }
             }
         }
     }

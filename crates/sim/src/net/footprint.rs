@@ -139,9 +139,9 @@ mod tests {
         let ft = builders::fat_tree(8, Rate::from_gbps(100), Time::from_us(1)).expect("k=8");
         let one = Footprint::of(&config(ft.clone()), 1);
         let two = Footprint::of(&config(ft), 2);
-        // 80 switches x (32 edge switches + the unreachable column) x 2 bytes, plus 16
-        // bytes per node.
-        assert_eq!(one.routing, 80 * 33 * 2 + 208 * 16);
+        // 80 switches x (32 edge switches + the unreachable column) x 2 bytes, plus 20
+        // bytes per node (a row's start, a destination's record).
+        assert_eq!(one.routing, 80 * 33 * 2 + 208 * 20);
         assert_eq!(two.routing, one.routing);
         // Ports and MMUs are split among the parts: 768 ports, 80 switches x 8 of them.
         assert_eq!(two.ports_and_buffers, one.ports_and_buffers);
@@ -176,9 +176,9 @@ mod tests {
     fn a_large_fat_tree_is_sized_before_it_is_built() {
         let ft = builders::fat_tree(64, Rate::from_gbps(100), Time::from_us(1)).expect("k=64");
         let f = Footprint::of(&config(ft), 1);
-        // 5,120 switches x 2,049 columns x 2 bytes, and 70,656 nodes x 16 bytes: 22 MB
+        // 5,120 switches x 2,049 columns x 2 bytes, and 70,656 nodes x 20 bytes: 22 MB
         // (one column per host instead of per edge switch would be 671 MB).
-        assert_eq!(f.routing, 5_120 * 2_049 * 2 + 70_656 * 16);
+        assert_eq!(f.routing, 5_120 * 2_049 * 2 + 70_656 * 20);
         assert!(f.to_string().starts_with("about "), "{f}");
     }
 }

@@ -17,7 +17,6 @@ use super::victim::QueuedByIngress;
 use super::Simulation;
 use crate::config::EcnPoint;
 use crate::results::{LosslessDrop, PgPeaks, StopReason, SwitchStats};
-use crate::routing;
 use crate::topology::NodeId;
 use headroom_mech::buffer::{DropCause, Mmu, Placement, Transition};
 use headroom_mech::units::Time;
@@ -378,8 +377,7 @@ impl Simulation {
     /// `hash` to (shortest paths, ECMP by hash), or `None` if `dst` is unreachable.
     #[inline(always)]
     pub(super) fn egress_local(&self, node: u32, dst: u32, hash: u64) -> Option<u16> {
-        let hops = self.routes.next_hops(NodeId(node), NodeId(dst));
-        (!hops.is_empty()).then(|| hops[routing::ecmp_hash(hash, node, hops.len())])
+        self.routes.next_hop(NodeId(node), NodeId(dst), hash)
     }
 
     /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
