@@ -10,10 +10,17 @@
 # test here). Prints one "sha256  example/threads/file" line per output file. The DSH
 # paper's Fig. 14 scenario is left out: 20 ms of arrivals on 256 hosts take minutes per run
 # (its sweep, examples/dsh/paper-fig14-sweep.toml, runs it). Sweep files are not scenarios.
+#
+#   HEADROOM=target/pgo/headroom scripts/golden-outputs.sh   # checks that binary instead
+#                                                            # (e.g. the profile-guided one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q -p headroom
-bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
+if [ -n "${HEADROOM:-}" ]; then
+  bin="$(realpath "$HEADROOM")"
+else
+  cargo build --release --locked -q -p headroom
+  bin="${CARGO_TARGET_DIR:-$PWD/target}/release/headroom"
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
