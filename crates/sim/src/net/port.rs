@@ -273,6 +273,22 @@ impl Port {
 }
 
 impl Port {
+    /// Whether a wake-up at `t` (now `now`) must be scheduled, the pending ones considered
+    /// (see [`Simulation::schedule_wake`]); records it if so.
+    #[inline(always)]
+    fn wake_needed(&mut self, now: Time, t: Time) -> bool {
+        if self.wake_at <= t && self.wake_at >= now {
+            return false;
+        }
+        if self.wake_latest > now && self.wake_latest <= t {
+            self.wake_at = self.wake_latest;
+            return false;
+        }
+        self.wake_at = t;
+        self.wake_latest = self.wake_latest.max(t);
+        true
+    }
+
     /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
     pub fn serialization(&self, bytes: u64) -> Time {
         match self.ps_per_byte {
@@ -314,10 +330,12 @@ impl Simulation {
         if self.channels.is_some() {
             self.channel_acks_due(port);
         }
+        let p = &self.ports[port];
+        let (ctrl, node) = (!p.ctrl.is_empty(), p.node);
         // One `start_tx` call site, so that it is inlined here.
-        let pkt = match self.next_ctrl(port) {
+        let pkt = match ctrl.then(|| self.next_ctrl(port)).flatten() {
             Some(pkt) => Some(pkt),
-            None => match self.slots[self.ports[port].node as usize] {
+            None => match self.slots[node as usize] {
                 Slot::Switch(s) => self.switch_dequeue(s, port),
                 Slot::Host(h) => self.host_next_packet(h),
             },
@@ -369,18 +387,9 @@ impl Simulation {
     /// (a pause timer's end, when a RESUME came first) serves a later request too, instead
     /// of one far event per pause episode.
     pub(super) fn schedule_wake(&mut self, port: u32, t: Time) {
-        let now = self.now;
-        let p = &mut self.ports[port];
-        if p.wake_at <= t && p.wake_at >= now {
-            return;
+        if self.ports[port].wake_needed(self.now, t) {
+            self.schedule(t, Event::Wake { port });
         }
-        if p.wake_latest > now && p.wake_latest <= t {
-            p.wake_at = p.wake_latest;
-            return;
-        }
-        p.wake_at = t;
-        p.wake_latest = p.wake_latest.max(t);
-        self.schedule(t, Event::Wake { port });
     }
 
     /// Puts `pkt` on the wire of `port`.
@@ -408,8 +417,9 @@ impl Simulation {
                 Slot::Host(h) => !self.hosts[h as usize].active.is_empty(),
                 Slot::Switch(_) => false,
             };
-        if backlog {
-            self.schedule_wake(port, done);
+        // `schedule_wake` with the port in hand.
+        if backlog && p.wake_needed(self.now, done) {
+            self.schedule(done, Event::Wake { port });
         }
         let pk = self.arena.get_mut(pkt);
         pk.ready_at = arrive;
