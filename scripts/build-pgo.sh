@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A profile-guided build of `headroom`: the same code, laid out and inlined by LLVM after
-# a profile of how it runs. On the 320-host benchmark it runs about 10 % faster than the
-# plain release build (docs/performance.md, "Profile-guided build").
+# a profile of how it runs. On the 320-host benchmark it takes 0.86 of the plain release
+# build's wall time on one thread and 0.95 on two (docs/performance.md, "Profile-guided
+# build").
 #
 #   scripts/build-pgo.sh                 # writes target/pgo/headroom
 #   target/pgo/headroom bench            # or any other command
@@ -13,7 +14,7 @@
 #
 # Needs the llvm-profdata of rustc's own LLVM (`rustup component add llvm-tools`, which the
 # script runs when it is missing).
-# Takes about ten minutes on two cores (two release builds and 40 s of training).
+# Takes about ten minutes on two cores (two release builds and half a minute of training).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -481,6 +481,8 @@ impl Routes {
         let (start, len) = self.sets[usize::from(self.set_towards(base, d))];
         match len {
             0 => None,
+            // `ecmp_hash` would give 0 too, but skipping its call here is 0.4 % of the
+            // benchmark's instructions (most down-links are sets of one).
             1 => Some(self.ports[start as usize]),
             n => Some(self.ports[start as usize + ecmp_hash(hash, switch.0, n as usize)]),
         }

@@ -330,10 +330,9 @@ impl Simulation {
         if self.channels.is_some() {
             self.channel_acks_due(port);
         }
-        let p = &self.ports[port];
-        let (ctrl, node) = (!p.ctrl.is_empty(), p.node);
+        let node = self.ports[port].node;
         // One `start_tx` call site, so that it is inlined here.
-        let pkt = match ctrl.then(|| self.next_ctrl(port)).flatten() {
+        let pkt = match self.next_ctrl(port) {
             Some(pkt) => Some(pkt),
             None => match self.slots[node as usize] {
                 Slot::Switch(s) => self.switch_dequeue(s, port),
