@@ -362,6 +362,7 @@ impl Simulation {
                 &cfg.flow_apps,
             ),
             channels: None,
+            lean: false,
             cfg,
         };
         if let Some(params) = sim.cfg.fabric.flow_channels {
@@ -410,6 +411,7 @@ impl Simulation {
             }
             sim.channels = Some(Box::new(fc));
         }
+        sim.lean = sim.uses_no_optional_feature();
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in sim.ports.held_numbers() {
             let peer = sim.ports.wire(p).peer;

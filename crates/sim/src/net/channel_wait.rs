@@ -13,6 +13,7 @@
 //! it is; a lane's `since` is when its first frame became first. Frames waiting for each
 //! other's channels are found by deadlock detection (`deadlock`).
 
+use super::features::General;
 use super::Simulation;
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
@@ -167,8 +168,8 @@ impl Simulation {
                 waits.per_switch[s as usize] -= 1;
             }
             let out = self.switches[s as usize].port(out_local);
-            let class = self.egress_class((gp, out), self.arena.get(pkt));
-            self.enqueue_egress(s, (gp, out), (class, pkt));
+            let class = self.egress_class::<General>((gp, out), self.arena.get(pkt));
+            self.enqueue_egress::<General>(s, (gp, out), (class, pkt));
             let ready = self.arena.get(pkt).ready_at;
             if ready <= self.now {
                 // Not `try_send`: a release may come while `out` hands a frame over.

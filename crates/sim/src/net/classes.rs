@@ -11,6 +11,7 @@
 //! that the classes exist on the longest route; beyond them (routes that grew after a link
 //! failed) a frame stays in the highest class.
 
+use super::features::Features;
 use super::packet::Packet;
 use super::Simulation;
 use headroom_mech::PRIORITIES;
@@ -54,7 +55,10 @@ impl Simulation {
     /// The class the frame `pk`, arrived on global port `from`, leaves global port `out`
     /// of the same switch in (its egress queue there).
     #[inline(always)]
-    pub(super) fn egress_class(&self, (from, out): (u32, u32), pk: &Packet) -> u8 {
+    pub(super) fn egress_class<F: Features>(&self, (from, out): (u32, u32), pk: &Packet) -> u8 {
+        if !F::CLASS_MAPS {
+            return pk.sl;
+        }
         match self.classes {
             Classes::Service => pk.sl,
             Classes::Tables => self.sl_to_vl[out as usize][usize::from(pk.sl)],

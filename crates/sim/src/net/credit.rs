@@ -15,6 +15,7 @@
 //! is counted as a lossless drop, and cannot happen while transmitters obey their gates);
 //! at most one FCP per VL waits in a port's control queue; only frames cross parts.
 
+use super::features::Features;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::CreditGrant;
@@ -42,8 +43,8 @@ impl Simulation {
     /// the port's flow control, and arm the credit update timer if that asks. A fabric
     /// without credit links (PFC only has nothing to charge) costs one check per frame.
     #[inline(always)]
-    pub(super) fn charge_sent(&mut self, port: u32, class: u8, bytes: u64) {
-        if self.credit_links {
+    pub(super) fn charge_sent<F: Features>(&mut self, port: u32, class: u8, bytes: u64) {
+        if F::CREDITS && self.credit_links {
             self.charge_credit(port, class, bytes);
         }
     }
@@ -52,8 +53,8 @@ impl Simulation {
     /// update (on admission or release), so that the miss overlaps routing and the MMU's
     /// work instead of following it. Nothing on a PFC link.
     #[inline(always)]
-    pub(super) fn prefetch_credit(&self, port: u32, vl: u8) {
-        if self.credit_links {
+    pub(super) fn prefetch_credit<F: Features>(&self, port: u32, vl: u8) {
+        if F::CREDITS && self.credit_links {
             if let Some(c) = self.ports[port].fc.credit() {
                 super::prefetch(c.rx(vl));
             }

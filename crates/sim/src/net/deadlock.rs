@@ -34,6 +34,7 @@
 //! frames in paused queues count as free, so a deadlock through both tables and PAUSEs can
 //! be missed, never invented.
 
+use super::features::General;
 use super::switch::Switch;
 use super::{Simulation, Slot};
 use headroom_mech::flow_channel::{Blocker, FlowChannels};
@@ -265,7 +266,7 @@ impl Simulation {
                 let out = first + u32::from(out_local);
                 let to_host = !self.ports[out].peer_is_switch;
                 let arrival = fc.arrival(port.peer_is_switch, pk, &self.cfg.flow_apps);
-                let class = self.egress_class((gp, out), pk);
+                let class = self.egress_class::<General>((gp, out), pk);
                 let Some(blocker) = table.blocker(port.local, arrival, (out_local, to_host, class))
                 else {
                     continue;

@@ -43,6 +43,7 @@ mod checks;
 
 use super::ack_frames::{AckEntry, PendingAcks};
 use super::channel_wait::ChannelWaits;
+use super::features::General;
 use super::fgfc::FgfcEdges;
 use super::hop_credit::HopCredits;
 use super::injection::EdgeInjection;
@@ -348,7 +349,7 @@ impl Simulation {
         let table = &fc.tables[s as usize];
         let load = |out: u16| {
             let gp = first + u32::from(out);
-            let class = self.egress_class((port, gp), pk);
+            let class = self.egress_class::<General>((port, gp), pk);
             let room = !self.ports[gp].peer_is_switch || table.output_has_room(out, class);
             (!room, self.ports[gp].queues[usize::from(class)].bytes)
         };
@@ -373,7 +374,7 @@ impl Simulation {
         let from_switch = self.ports[port].peer_is_switch;
         let out = self.switches[s as usize].port(out_local);
         let to_host = !self.ports[out].peer_is_switch;
-        let class = self.egress_class((port, out), &pk);
+        let class = self.egress_class::<General>((port, out), &pk);
         let Some(fc) = self.channels.as_deref_mut() else {
             return Ok(());
         };

@@ -13,6 +13,7 @@
 //! A flow finishes when its sender has every byte acknowledged; it then leaves the NIC's
 //! active list, so flow state never leaks into the scheduler.
 
+use super::features::Features;
 use super::packet::{Kind, Packet};
 use super::Simulation;
 use crate::engine::Event;
@@ -333,7 +334,7 @@ impl Simulation {
 
     /// The NIC of host `h` picks its next data packet, or schedules a wake-up when one will
     /// be allowed.
-    pub(super) fn host_next_packet(&mut self, h: u32) -> Option<u32> {
+    pub(super) fn host_next_packet<F: Features>(&mut self, h: u32) -> Option<u32> {
         let now = self.now;
         let host = &self.hosts[h as usize];
         let port = host.port;
@@ -405,7 +406,7 @@ impl Simulation {
             self.hosts[h as usize].rr = if i + 1 < n { i + 1 } else { 0 };
             let pkt = self.make_data_packet(f as u32);
             let size = u64::from(self.arena.get(pkt).size);
-            self.charge_sent(port, e.class, size);
+            self.charge_sent::<F>(port, e.class, size);
             return Some(pkt);
         }
         if wake < Time::MAX {

@@ -6,6 +6,7 @@
 //! ledger stays balanced); a switch's partial receptions from the dead link are dropped
 //! before they could complete.
 
+use super::features::General;
 use super::packet::{Kind, Packet};
 use super::{flow_channel, port, Simulation, Slot};
 use crate::routing::Routes;
@@ -91,7 +92,7 @@ impl Simulation {
                 for pkt in removed {
                     let pk = *self.arena.get(pkt);
                     self.ports[gp].queues[q].bytes -= pk.size;
-                    self.switch_release(
+                    self.switch_release::<General>(
                         s,
                         (pk.in_port, pk.prio),
                         (out_local, q as u8),

@@ -14,6 +14,9 @@
 //! - [`footprint`]: the memory a run will need, known before it is built;
 //! - `port_table`, `flow_table`: the ports and the flows a run (or a part of one) keeps,
 //!   found by their numbers in the whole network;
+//! - `features`: the forwarding path compiled once for runs without the optional link and
+//!   queue features (credits, channels, arbitration, class maps, watchdogs) and once for
+//!   any run;
 //! - `build`: the arenas, mechanisms and first events of a run, from its configuration;
 //! - `link_failure`: links that go down during a run, and what they drop;
 //! - `report`: samples while running, the conservation checks, and the results;
@@ -31,6 +34,7 @@ mod channel_wait;
 mod classes;
 mod credit;
 mod deadlock;
+mod features;
 mod fgfc;
 mod flow_channel;
 mod flow_table;
@@ -58,6 +62,7 @@ use crate::results::{
     RunResults, StopReason,
 };
 use crate::routing::{self, Routes};
+use features::{Features, General, Lean};
 use headroom_mech::ecn::RedConfig;
 use headroom_mech::int::IntStack;
 use headroom_mech::pfcwd::QueueWatchdog;
@@ -185,6 +190,9 @@ pub struct Simulation {
     arbitration: arbitration::Arbitration,
     /// The flow-channel layer (`None`: a plain PFC or credit fabric).
     channels: Option<Box<flow_channel::ChannelFabric>>,
+    /// The run uses none of the optional features and takes the lean copy of the
+    /// forwarding path (`features`); fixed when the simulation is built.
+    lean: bool,
 }
 
 /// A seed for a named random stream: the run seed mixed with a fixed hash of the name.
@@ -334,6 +342,16 @@ impl Simulation {
     /// Processes the events up to and including (`limit`, `key`) in `(time, key)` order, or
     /// until the run (or this part's share of it) ends. Returns `true` once it has.
     fn run_through(&mut self, limit: Time, key: u64) -> bool {
+        debug_assert!(!self.lean || self.uses_no_optional_feature());
+        if self.lean {
+            self.run_events::<Lean>(limit, key)
+        } else {
+            self.run_events::<General>(limit, key)
+        }
+    }
+
+    /// [`Simulation::run_through`] on the copy of the forwarding path for features `F`.
+    fn run_events<F: Features>(&mut self, limit: Time, key: u64) -> bool {
         while self.stop.is_none() {
             match self.queue.pop_through(limit, key) {
                 Some(s) => {
@@ -344,7 +362,7 @@ impl Simulation {
                     self.now = s.time;
                     self.cur_key = s.seq;
                     self.events += 1;
-                    self.dispatch(s.event);
+                    self.dispatch::<F>(s.event);
                 }
                 // A part of a partitioned run may run dry while frames are on their way to
                 // it: only the driver, seeing every part, knows the run is idle.
@@ -382,15 +400,15 @@ impl Simulation {
     /// Handles `ev`, with the port it concerns (for the run's own events: the run) as the
     /// creator of whatever it schedules.
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    fn dispatch<F: Features>(&mut self, ev: Event) {
         match ev {
             Event::FrameStart { port, pkt } => {
                 self.creator = port;
-                self.frame_start(port, pkt);
+                self.frame_start::<F>(port, pkt);
             }
             Event::Arrive { port, pkt } => {
                 self.creator = port;
-                self.arrive(port, pkt);
+                self.arrive::<F>(port, pkt);
             }
             Event::Wake { port } => {
                 self.creator = port;
@@ -398,7 +416,7 @@ impl Simulation {
                 if p.wake_at == self.now {
                     p.wake_at = Time::MAX;
                 }
-                self.try_send(port);
+                self.try_send_as::<F>(port);
             }
             Event::PfcRefresh { port, prio } => {
                 self.creator = port;
@@ -464,7 +482,7 @@ impl Simulation {
     /// The first bit of a frame reached switch port `port`. Link errors are decided here: a
     /// corrupted frame is discarded as it starts to arrive (a chip would drop it at its
     /// last bit, after holding its cells for one frame time; that holding is not modelled).
-    fn frame_start(&mut self, port: u32, pkt: u32) {
+    fn frame_start<F: Features>(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port];
         let (lossy, node) = (p.lossy, p.node);
         if !p.up {
@@ -476,14 +494,14 @@ impl Simulation {
             return;
         }
         match self.slots[node as usize] {
-            Slot::Switch(s) => self.switch_receive(s, port, pkt),
+            Slot::Switch(s) => self.switch_receive::<F>(s, port, pkt),
             Slot::Host(_) => unreachable!("frames start at switch ports only"),
         }
     }
 
     /// A frame finished arriving at `port` (a host port, a PFC frame anywhere, or any frame
     /// at a switch admitting at the last bit).
-    fn arrive(&mut self, port: u32, pkt: u32) {
+    fn arrive<F: Features>(&mut self, port: u32, pkt: u32) {
         let p = &self.ports[port];
         let (lossy, node) = (p.lossy, p.node);
         let kind = self.arena.get(pkt).kind;
@@ -510,12 +528,12 @@ impl Simulation {
         }
         match self.slots[node as usize] {
             Slot::Host(h) => {
-                if self.credit_links {
+                if F::CREDITS && self.credit_links {
                     self.credit_consumed(port, pkt);
                 }
                 self.host_receive(h, pkt)
             }
-            Slot::Switch(s) => self.switch_receive(s, port, pkt), // `Admission::LastBit`
+            Slot::Switch(s) => self.switch_receive::<F>(s, port, pkt), // `Admission::LastBit`
         }
     }
 
@@ -533,7 +551,7 @@ impl Simulation {
             };
             let pk = *self.arena.get(pkt);
             self.ports[port].queues[q].bytes -= pk.size;
-            self.switch_release(
+            self.switch_release::<General>(
                 s,
                 (pk.in_port, pk.prio),
                 (local, q as u8),

@@ -17,6 +17,7 @@
 //! one `Wake` at the earliest time that can change; a class waiting for a signal from the
 //! peer is looked at again when it arrives; a frame already started is always finished.
 
+use super::features::{Features, General, Lean};
 use super::packet::{Arena, Fifo, Kind, Packet};
 use super::{Simulation, Slot};
 use crate::config::{Admission, EcnPoint};
@@ -304,12 +305,23 @@ impl Simulation {
         rate.serialization(self.cfg.switch.response_bytes)
     }
 
-    /// Starts the next frame on `port` if it is idle and has something it may send.
+    /// Starts the next frame on `port` if it is idle and has something it may send, on the
+    /// copy of the forwarding path this run takes (`features`).
+    #[inline]
+    pub(super) fn try_send(&mut self, port: u32) {
+        if self.lean {
+            self.try_send_as::<Lean>(port);
+        } else {
+            self.try_send_as::<General>(port);
+        }
+    }
+
+    /// [`Simulation::try_send`] on the copy for features `F`.
     ///
     /// The check for a busy or failed wire is inlined into every caller: a sixth of the
     /// calls find the wire busy, and they need none of the rest.
     #[inline(always)]
-    pub(super) fn try_send(&mut self, port: u32) {
+    pub(super) fn try_send_as<F: Features>(&mut self, port: u32) {
         let p = &self.ports[port];
         if !p.up {
             return;
@@ -320,23 +332,23 @@ impl Simulation {
             self.schedule_wake(port, busy_until);
             return;
         }
-        self.send_next(port);
+        self.send_next::<F>(port);
     }
 
     /// [`Simulation::try_send`] on an idle wire that is up: picks the next frame and starts
     /// it.
     #[inline(never)]
-    fn send_next(&mut self, port: u32) {
-        if self.channels.is_some() {
+    fn send_next<F: Features>(&mut self, port: u32) {
+        if F::CHANNELS && self.channels.is_some() {
             self.channel_acks_due(port);
         }
         let node = self.ports[port].node;
         // One `start_tx` call site, so that it is inlined here.
-        let pkt = match self.next_ctrl(port) {
+        let pkt = match self.next_ctrl::<F>(port) {
             Some(pkt) => Some(pkt),
             None => match self.slots[node as usize] {
-                Slot::Switch(s) => self.switch_dequeue(s, port),
-                Slot::Host(h) => self.host_next_packet(h),
+                Slot::Switch(s) => self.switch_dequeue::<F>(s, port),
+                Slot::Host(h) => self.host_next_packet::<F>(h),
             },
         };
         if let Some(pkt) = pkt {
@@ -345,7 +357,7 @@ impl Simulation {
     }
 
     /// The head control frame, unless its class is paused (PFC frames never are).
-    fn next_ctrl(&mut self, port: u32) -> Option<u32> {
+    fn next_ctrl<F: Features>(&mut self, port: u32) -> Option<u32> {
         let now = self.now;
         let p = &mut self.ports[port];
         let head = p.ctrl.front()?;
@@ -353,7 +365,9 @@ impl Simulation {
         // A NIC's ACKs, NACKs and CNPs wait for their own pause class under PFC (on credit
         // links for their VL's credits).
         let class = match pk.kind {
-            Kind::Ack | Kind::Nack | Kind::Cnp if !self.credit_links || p.fc.pfc().is_some() => {
+            Kind::Ack | Kind::Nack | Kind::Cnp
+                if !(F::CREDITS && self.credit_links) || p.fc.pfc().is_some() =>
+            {
                 self.cfg.host.ack_pause_class
             }
             _ => pk.prio,
@@ -374,7 +388,7 @@ impl Simulation {
             Kind::Pfc => p.pfc_dequeued(pfc_class(pk)),
             Kind::Fcp => self.fcp_leaves(port, pkt),
             Kind::ChannelAck | Kind::Fgfc => {}
-            _ => self.charge_sent(port, class, u64::from(pk.size)),
+            _ => self.charge_sent::<F>(port, class, u64::from(pk.size)),
         }
         Some(pkt)
     }
@@ -391,8 +405,9 @@ impl Simulation {
         }
     }
 
-    /// Puts `pkt` on the wire of `port`.
-    #[inline]
+    /// Puts `pkt` on the wire of `port`. Inlined into its one call site (in each copy of
+    /// `send_next`).
+    #[inline(always)]
     fn start_tx(&mut self, port: u32, pkt: u32) {
         let overhead = self.cfg.link.frame_overhead;
         let size = u64::from(self.arena.get(pkt).size);
@@ -438,7 +453,7 @@ impl Simulation {
 
     /// Picks the egress queue of a switch port to serve now, pops its head packet and does
     /// the dequeue-side work (MMU release, ECN at dequeue).
-    fn switch_dequeue(&mut self, s: u32, port: u32) -> Option<u32> {
+    fn switch_dequeue<F: Features>(&mut self, s: u32, port: u32) -> Option<u32> {
         let now = self.now;
         let strict = self.cfg.switch.scheduler.strict;
         let quantum = self.cfg.switch.scheduler.quantum;
@@ -522,20 +537,20 @@ impl Simulation {
                 }
             }
         }
-        self.charge_sent(port, q as u8, u64::from(size));
+        self.charge_sent::<F>(port, q as u8, u64::from(size));
         self.congestion_mark(s, port, q, qlen, pkt, EcnPoint::Dequeue);
         let pk = self.arena.get_mut(pkt);
         let (in_port, prio, size, placement) = (pk.in_port, pk.prio, pk.size, pk.placement());
         let data = pk.kind == Kind::Data;
         // From here on it travels in the class of the queue it left.
         pk.prio = q as u8;
-        self.switch_release(s, (in_port, prio), (local, q as u8), size, placement);
-        if data && self.channels.is_some() {
+        self.switch_release::<F>(s, (in_port, prio), (local, q as u8), size, placement);
+        if F::CHANNELS && data && self.channels.is_some() {
             self.channel_forward(s, port, pkt);
         }
         // The next grant is staged once this packet is counted as forwarded: a gate on what
         // a flow or port has in flight must see it.
-        if self.arbitration.is_on() {
+        if F::ARBITRATION && self.arbitration.is_on() {
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             let p = &mut self.ports[port];
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);

@@ -25,6 +25,7 @@
 //! bytes, bytes by ingress) with them.
 
 use super::ack_frames::AckEntry;
+use super::features::General;
 use super::flow_channel::ChannelKey;
 use super::packet::{Kind, Packet};
 use super::{Simulation, Slot};
@@ -168,7 +169,7 @@ impl Simulation {
             let gp = first + u32::from(out);
             let to_switch = self.ports[gp].peer_is_switch;
             let class = head.map_or(self.vl_of(gp, 0), |(from, pk)| {
-                self.egress_class((from, gp), &pk)
+                self.egress_class::<General>((from, gp), &pk)
             });
             if out == follow || (to_switch && !table.output_has_room(out, class)) {
                 return false;
@@ -182,7 +183,7 @@ impl Simulation {
         let load = |out: u16| {
             let gp = first + u32::from(out);
             let q = head.map_or(self.vl_of(gp, 0), |(from, pk)| {
-                self.egress_class((from, gp), &pk)
+                self.egress_class::<General>((from, gp), &pk)
             });
             (
                 table.outputs_in_use(out),
@@ -316,7 +317,10 @@ impl Simulation {
         let target = head.filter(|_| !waiting).and_then(|pkt| {
             let pk = *self.arena.get(pkt);
             let out = self.reroute_target(s, old_local, (dst, overload), Some((gp_in, pk)))?;
-            Some((out, self.egress_class((gp_in, first + u32::from(out)), &pk)))
+            Some((
+                out,
+                self.egress_class::<General>((gp_in, first + u32::from(out)), &pk),
+            ))
         });
         let Some(fc) = self.channels.as_deref_mut() else {
             return;
@@ -353,7 +357,7 @@ impl Simulation {
                 let pk = *self.arena.get(pkt);
                 self.ports[old].queues[q].bytes -= pk.size;
                 let gp_in = self.switches[s as usize].port(pk.in_port);
-                let class = self.egress_class((gp_in, new), &pk);
+                let class = self.egress_class::<General>((gp_in, new), &pk);
                 let sw = &mut self.switches[s as usize];
                 sw.queued_by_ingress
                     .remove(old_local, pk.prio, pk.in_port, pk.size);
@@ -362,7 +366,7 @@ impl Simulation {
                     (usize::from(new_local), class),
                     pk.placement().cells,
                 );
-                self.enqueue_egress(s, (gp_in, new), (class, pkt));
+                self.enqueue_egress::<General>(s, (gp_in, new), (class, pkt));
             }
         }
         // Not `try_send`: this may run while a port hands a frame over.

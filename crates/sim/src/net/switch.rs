@@ -12,6 +12,7 @@
 //! Invariant: the cells the MMU counts as resident equal the cells of the packets sitting in
 //! this switch's egress queues (checked by `Simulation::check_invariants`).
 
+use super::features::Features;
 use super::packet::Kind;
 use super::victim::QueuedByIngress;
 use super::Simulation;
@@ -247,13 +248,13 @@ impl Switch {
 
 impl Simulation {
     /// A non-PFC frame arrived at global port `port` of switch `s`.
-    pub(super) fn switch_receive(&mut self, s: u32, port: u32, pkt: u32) {
+    pub(super) fn switch_receive<F: Features>(&mut self, s: u32, port: u32, pkt: u32) {
         let now = self.now;
         let in_local = self.ports[port].local;
         let node = self.ports[port].node;
         let mut pk = *self.arena.get(pkt);
-        self.prefetch_credit(port, pk.prio);
-        let channel = self.channels.is_some() && pk.kind == Kind::Data;
+        self.prefetch_credit::<F>(port, pk.prio);
+        let channel = F::CHANNELS && self.channels.is_some() && pk.kind == Kind::Data;
         let route = if channel {
             self.ugal_stamp(s, port, &mut pk, pkt);
             self.channel_egress(s, port, &pk)
@@ -271,8 +272,8 @@ impl Simulation {
         let out = port - u32::from(in_local) + u32::from(out_local);
         debug_assert_eq!(out, self.switches[s as usize].port(out_local));
         // The egress queue: the class the frame leaves in.
-        let class = self.egress_class((port, out), &pk);
-        if self.watchdog_drops(out, class) {
+        let class = self.egress_class::<F>((port, out), &pk);
+        if self.watchdog_drops::<F>(out, class) {
             self.drop_packet(pkt, "pfcwd");
             return;
         }
@@ -316,7 +317,7 @@ impl Simulation {
                 }
             }
             Ok(placement) => {
-                if self.credit_links {
+                if F::CREDITS && self.credit_links {
                     self.credit_received(port, pk.prio, pk.size);
                 }
                 let pm = self.arena.get_mut(pkt);
@@ -327,7 +328,7 @@ impl Simulation {
                     self.apply_transitions(s);
                     return;
                 }
-                self.enqueue_egress(s, (port, out), (class, pkt));
+                self.enqueue_egress::<F>(s, (port, out), (class, pkt));
             }
         }
         self.apply_transitions(s);
@@ -335,7 +336,7 @@ impl Simulation {
         // now it is already sending or waiting for: look again when both the frame and the
         // wire are ready (an earlier pending wake-up will look again itself).
         if admitted && pk.ready_at <= now {
-            self.try_send(out); // admitted at its last bit
+            self.try_send_as::<F>(out); // admitted at its last bit
         } else if admitted {
             let free = self.ports[out].busy_until;
             self.schedule_wake(out, pk.ready_at.max(free));
@@ -345,7 +346,12 @@ impl Simulation {
     /// Queues the admitted frame `pkt`, arrived on global port `port`, on global egress
     /// port `out` of switch `s`, in class `q` (the one it leaves in).
     #[inline(always)]
-    pub(super) fn enqueue_egress(&mut self, s: u32, (port, out): (u32, u32), (q, pkt): (u8, u32)) {
+    pub(super) fn enqueue_egress<F: Features>(
+        &mut self,
+        s: u32,
+        (port, out): (u32, u32),
+        (q, pkt): (u8, u32),
+    ) {
         let pk = *self.arena.get(pkt);
         let q = usize::from(q);
         let out_local = self.ports[out].local;
@@ -358,7 +364,7 @@ impl Simulation {
         let eq = &mut p.queues[q];
         eq.bytes += pk.size;
         eq.peak = eq.peak.max(eq.bytes);
-        if self.arbitration.is_on() {
+        if F::ARBITRATION && self.arbitration.is_on() {
             let from_host = !self.ports[port].peer_is_switch;
             let p = &mut self.ports[out];
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
@@ -382,7 +388,7 @@ impl Simulation {
 
     /// Releases the cells of a packet leaving switch `s` from local egress port `out_local`.
     #[inline(always)]
-    pub(super) fn switch_release(
+    pub(super) fn switch_release<F: Features>(
         &mut self,
         s: u32,
         (in_local, prio): (u16, u8),
@@ -390,7 +396,7 @@ impl Simulation {
         size: u32,
         placement: Placement,
     ) {
-        if self.credit_links {
+        if F::CREDITS && self.credit_links {
             let ingress = self.switches[s as usize].port(in_local);
             self.credit_freed(ingress, prio, size);
         }

@@ -10,6 +10,7 @@
 //!   arrives for it while the storm lasts is dropped on arrival, all under cause `pfcwd`.
 //!   A port-level PAUSE (DSH) still stops it.
 
+use super::features::Features;
 use super::{Simulation, Slot};
 use crate::results::WatchdogCounts;
 use headroom_mech::pfcwd::{QueueObservation, WatchdogAction, WatchdogEvent};
@@ -87,8 +88,8 @@ impl Simulation {
     /// Whether a packet of class `prio` for global egress port `out` must be dropped
     /// because its queue is in a storm with the drop action.
     #[inline(always)]
-    pub(super) fn watchdog_drops(&self, out: u32, prio: u8) -> bool {
-        self.ports[out].wd_drop & (1 << prio) != 0
+    pub(super) fn watchdog_drops<F: Features>(&self, out: u32, prio: u8) -> bool {
+        F::WATCHDOG && self.ports[out].wd_drop & (1 << prio) != 0
     }
 
     /// The watchdog counters of this part's switch ports at `now` (the watchdogs are kept

@@ -57,7 +57,10 @@ impl Mmu {
     /// at egress: its priority under PFC, the VL its output port maps its service level to
     /// on credit links. PFC transitions it causes anywhere in the switch are appended to
     /// `out`.
-    #[inline]
+    ///
+    /// Always inlined: the simulator calls it from one place, compiled twice (its lean and
+    /// general forwarding paths), and it is most of that caller's work.
+    #[inline(always)]
     pub fn admit(
         &mut self,
         in_port: usize,
