@@ -17,7 +17,7 @@
 //! one `Wake` at the earliest time that can change; a class waiting for a signal from the
 //! peer is looked at again when it arrives; a frame already started is always finished.
 //!
-//! [`pfc`]: the PAUSE and RESUME frames a port sends for its switch's decisions, and what a
+//! `pfc`: the PAUSE and RESUME frames a port sends for its switch's decisions, and what a
 //! received one does.
 
 use super::features::{Features, General, Lean};
