@@ -11,11 +11,13 @@
 //! before.
 //!
 //! Invariant: a simulation runs [`Lean`] only when none of the features is on
-//! ([`Simulation::lean`], fixed when it is built; the features never change during a run),
-//! so both copies take the same branches and give the same results (tested below, and by
-//! every example through `scripts/golden-outputs.sh`). Code outside the hot path keeps the
-//! run-time checks alone and enters it through the methods that choose the copy
-//! ([`Simulation::try_send`], `run_through`).
+//! (`Simulation::lean`, fixed when it is built; the features never change during a run),
+//! so both copies take the same branches and give the same results (tested below; when the
+//! copies were introduced, `scripts/golden-outputs.sh` found every example's outputs
+//! unchanged). Code off the hot path (link failures, rerouting, deadlock checks, channel
+//! waits) calls the general copy, which is right for any run; the hosts' paths and the
+//! event loop enter through the methods that choose the copy (`Simulation::try_send`,
+//! `run_through`).
 
 use super::classes::Classes;
 use super::Simulation;
