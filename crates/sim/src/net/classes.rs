@@ -56,7 +56,7 @@ impl Simulation {
     /// of the same switch in (its egress queue there).
     #[inline(always)]
     pub(super) fn egress_class<F: Features>(&self, (from, out): (u32, u32), pk: &Packet) -> u8 {
-        if !F::CLASS_MAPS {
+        if !F::OPTIONAL {
             return pk.sl;
         }
         match self.classes {

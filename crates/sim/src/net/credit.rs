@@ -44,7 +44,7 @@ impl Simulation {
     /// without credit links (PFC only has nothing to charge) costs one check per frame.
     #[inline(always)]
     pub(super) fn charge_sent<F: Features>(&mut self, port: u32, class: u8, bytes: u64) {
-        if F::CREDITS && self.credit_links {
+        if F::OPTIONAL && self.credit_links {
             self.charge_credit(port, class, bytes);
         }
     }
@@ -54,7 +54,7 @@ impl Simulation {
     /// work instead of following it. Nothing on a PFC link.
     #[inline(always)]
     pub(super) fn prefetch_credit<F: Features>(&self, port: u32, vl: u8) {
-        if F::CREDITS && self.credit_links {
+        if F::OPTIONAL && self.credit_links {
             if let Some(c) = self.ports[port].fc.credit() {
                 super::prefetch(c.rx(vl));
             }

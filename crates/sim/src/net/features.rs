@@ -6,7 +6,7 @@
 //! a load and a well-predicted branch, but on the 320-host benchmark (PFC, DCQCN, FIFO
 //! classes) together they were 7 % of the instructions. So the hot functions (the event
 //! loop, a switch's receive and dequeue paths, choosing and starting the next frame) take a
-//! type parameter `F: Features` and ask `F::CREDITS && self.credit_links`: with [`Lean`] the
+//! type parameter `F: Features` and ask `F::OPTIONAL && self.credit_links`: with [`Lean`] the
 //! compiler removes the feature's code, with [`General`] the run's own state decides, as
 //! before.
 //!
@@ -22,20 +22,12 @@
 use super::classes::Classes;
 use super::Simulation;
 
-/// Which optional features the code compiled for this type may meet. `true` means "ask the
-/// run"; `false` means "this run has none of it".
+/// Whether the code compiled for this type may meet the optional features (credit links,
+/// flow channels, sub-queues within a class, egress classes other than the service level,
+/// PFC watchdogs that drop a class's frames).
 pub(super) trait Features {
-    /// Some links run on credits (charging, credit counts, SL → VL tables).
-    const CREDITS: bool;
-    /// Flow channels.
-    const CHANNELS: bool;
-    /// Sub-queues within a switch egress class.
-    const ARBITRATION: bool;
-    /// A frame's egress class is not always its service level (SL → VL tables, a class
-    /// per hop).
-    const CLASS_MAPS: bool;
-    /// PFC watchdogs, which can drop a class's frames.
-    const WATCHDOG: bool;
+    /// `true`: ask the run which it uses; `false`: the run uses none of them.
+    const OPTIONAL: bool;
 }
 
 /// Runs with none of the optional features: PFC or lossy links, FIFO classes named by the
@@ -46,19 +38,11 @@ pub(super) enum Lean {}
 pub(super) enum General {}
 
 impl Features for Lean {
-    const CREDITS: bool = false;
-    const CHANNELS: bool = false;
-    const ARBITRATION: bool = false;
-    const CLASS_MAPS: bool = false;
-    const WATCHDOG: bool = false;
+    const OPTIONAL: bool = false;
 }
 
 impl Features for General {
-    const CREDITS: bool = true;
-    const CHANNELS: bool = true;
-    const ARBITRATION: bool = true;
-    const CLASS_MAPS: bool = true;
-    const WATCHDOG: bool = true;
+    const OPTIONAL: bool = true;
 }
 
 impl Simulation {

@@ -528,7 +528,7 @@ impl Simulation {
         }
         match self.slots[node as usize] {
             Slot::Host(h) => {
-                if F::CREDITS && self.credit_links {
+                if F::OPTIONAL && self.credit_links {
                     self.credit_consumed(port, pkt);
                 }
                 self.host_receive(h, pkt)

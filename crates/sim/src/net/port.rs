@@ -293,7 +293,7 @@ impl Simulation {
     /// it.
     #[inline(never)]
     fn send_next<F: Features>(&mut self, port: u32) {
-        if F::CHANNELS && self.channels.is_some() {
+        if F::OPTIONAL && self.channels.is_some() {
             self.channel_acks_due(port);
         }
         let node = self.ports[port].node;
@@ -320,7 +320,7 @@ impl Simulation {
         // links for their VL's credits).
         let class = match pk.kind {
             Kind::Ack | Kind::Nack | Kind::Cnp
-                if !(F::CREDITS && self.credit_links) || p.fc.pfc().is_some() =>
+                if !(F::OPTIONAL && self.credit_links) || p.fc.pfc().is_some() =>
             {
                 self.cfg.host.ack_pause_class
             }
@@ -499,12 +499,12 @@ impl Simulation {
         // From here on it travels in the class of the queue it left.
         pk.prio = q as u8;
         self.switch_release::<F>(s, (in_port, prio), (local, q as u8), size, placement);
-        if F::CHANNELS && data && self.channels.is_some() {
+        if F::OPTIONAL && data && self.channels.is_some() {
             self.channel_forward(s, port, pkt);
         }
         // The next grant is staged once this packet is counted as forwarded: a gate on what
         // a flow or port has in flight must see it.
-        if F::ARBITRATION && self.arbitration.is_on() {
+        if F::OPTIONAL && self.arbitration.is_on() {
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
             let p = &mut self.ports[port];
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);

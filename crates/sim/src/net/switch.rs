@@ -254,7 +254,7 @@ impl Simulation {
         let node = self.ports[port].node;
         let mut pk = *self.arena.get(pkt);
         self.prefetch_credit::<F>(port, pk.prio);
-        let channel = F::CHANNELS && self.channels.is_some() && pk.kind == Kind::Data;
+        let channel = F::OPTIONAL && self.channels.is_some() && pk.kind == Kind::Data;
         let route = if channel {
             self.ugal_stamp(s, port, &mut pk, pkt);
             self.channel_egress(s, port, &pk)
@@ -317,7 +317,7 @@ impl Simulation {
                 }
             }
             Ok(placement) => {
-                if F::CREDITS && self.credit_links {
+                if F::OPTIONAL && self.credit_links {
                     self.credit_received(port, pk.prio, pk.size);
                 }
                 let pm = self.arena.get_mut(pkt);
@@ -364,7 +364,7 @@ impl Simulation {
         let eq = &mut p.queues[q];
         eq.bytes += pk.size;
         eq.peak = eq.peak.max(eq.bytes);
-        if F::ARBITRATION && self.arbitration.is_on() {
+        if F::OPTIONAL && self.arbitration.is_on() {
             let from_host = !self.ports[port].peer_is_switch;
             let p = &mut self.ports[out];
             let gate = super::flow_channel::channel_gate(self.channels.as_deref(), s, self.now);
@@ -396,7 +396,7 @@ impl Simulation {
         size: u32,
         placement: Placement,
     ) {
-        if F::CREDITS && self.credit_links {
+        if F::OPTIONAL && self.credit_links {
             let ingress = self.switches[s as usize].port(in_local);
             self.credit_freed(ingress, prio, size);
         }

@@ -89,7 +89,7 @@ impl Simulation {
     /// because its queue is in a storm with the drop action.
     #[inline(always)]
     pub(super) fn watchdog_drops<F: Features>(&self, out: u32, prio: u8) -> bool {
-        F::WATCHDOG && self.ports[out].wd_drop & (1 << prio) != 0
+        F::OPTIONAL && self.ports[out].wd_drop & (1 << prio) != 0
     }
 
     /// The watchdog counters of this part's switch ports at `now` (the watchdogs are kept
