@@ -16,8 +16,8 @@ use super::port::Port;
 use super::port_table::{PortTable, Wire};
 use super::switch::Switch;
 use super::{
-    arbitration, classes, credit, flow_channel, injection, marking, packet, parallel, stream_seed,
-    ugal, victim, SimError, Simulation, Slot,
+    arbitration, classes, credit, flow_channel, injection, marking, packet, stream_seed, ugal,
+    victim, SimError, Simulation, Slot,
 };
 use crate::config::{BasePath, ConfigError, SimConfig};
 use crate::engine::{self, CalendarQueue, Event};
@@ -314,7 +314,7 @@ impl Simulation {
             cur_key: 0,
             part,
             node_part,
-            outbox: parallel::Mail::default(),
+            outbox: Vec::new(),
             flows_to_finish: 0,
             done_at: None,
             events: 0,
@@ -552,6 +552,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::parallel;
     use crate::topology::builders;
     use headroom_mech::units::Rate;
 

@@ -64,7 +64,6 @@ use crate::results::{
 use crate::routing::{self, Routes};
 use features::{Features, General, Lean};
 use headroom_mech::ecn::RedConfig;
-use headroom_mech::int::IntStack;
 use headroom_mech::pfcwd::QueueWatchdog;
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
@@ -139,8 +138,9 @@ pub struct Simulation {
     /// simulation is the whole run).
     part: u16,
     node_part: Arc<[u16]>,
-    /// Frames sent to other parts, for the driver to deliver.
-    outbox: parallel::Mail,
+    /// Frames sent to other parts, for the driver to deliver: by receiving part (grown
+    /// when a part first sends to another).
+    outbox: Vec<parallel::Mail>,
     /// Flows whose sender is here (all of them, unless partitioned).
     flows_to_finish: usize,
     /// When (and at which event) the last of those finished.
@@ -216,28 +216,39 @@ impl Simulation {
     }
 
     /// Hands a frame for a port of another part to the driver (it arrives no earlier than
-    /// one link delay from now, after the driver has delivered it).
-    #[cold]
+    /// one link delay from now, after the driver has delivered it). Out of line: most
+    /// frames stay in their part.
+    #[inline(never)]
     fn send_remote(&mut self, time: Time, event: Event, pkt: u32) {
         let key = self.next_key(&event);
-        let packet = *self.arena.get(pkt);
-        let int = self.arena.int(pkt).copied().unwrap_or(IntStack::EMPTY);
         let (port, first_bit) = match event {
             Event::FrameStart { port, .. } => (port, true),
             Event::Arrive { port, .. } => (port, false),
             _ => unreachable!("only frames cross between parts"),
         };
-        let first_ack = self.outbox.acks.len() as u32;
+        let to = usize::from(self.part_of_node(self.ports.wire(port).node));
+        if self.outbox.len() <= to {
+            self.outbox.resize_with(to + 1, parallel::Mail::default);
+        }
+        let mail = &mut self.outbox[to];
+        let packet = *self.arena.get(pkt);
+        let int = match self.arena.int(pkt) {
+            Some(stack) => {
+                mail.ints.push(*stack);
+                // Fewer than 2^32 frames in a window's mail.
+                (mail.ints.len() - 1) as u32
+            }
+            None => parallel::Remote::NO_INT,
+        };
+        let first_ack = mail.acks.len() as u32;
         let acks = match self.channels.as_deref_mut() {
             Some(fc) if packet.kind == Kind::ChannelAck => {
-                fc.hand_over_acks(port, packet.payload, &mut self.outbox.acks)
+                fc.hand_over_acks(port, packet.payload, &mut mail.acks)
             }
             _ => 0,
         };
         self.arena.free(pkt);
-        let to = self.part_of_node(self.ports.wire(port).node);
-        self.outbox.frames.push(parallel::Remote {
-            to,
+        mail.frames.push(parallel::Remote {
             time,
             key,
             port,
@@ -248,22 +259,25 @@ impl Simulation {
         });
     }
 
-    /// Schedules a frame another part sent to one of this part's ports (`acks`: the ACKs
-    /// of the ACK frames in the same mail).
-    fn receive_remote(&mut self, r: &parallel::Remote, acks: &[ack_frames::AckEntry]) {
-        let pkt = self.arena.alloc(r.packet);
-        if let Some(int) = self.arena.int_mut(pkt) {
-            *int = r.int;
+    /// Schedules the frames another part sent to this part's ports.
+    fn receive_mail(&mut self, mail: &parallel::Mail) {
+        for r in &mail.frames {
+            let pkt = self.arena.alloc(r.packet);
+            if let (Some(int), Some(stack)) =
+                (self.arena.int_mut(pkt), mail.ints.get(r.int as usize))
+            {
+                *int = *stack;
+            }
+            if let (Some(fc), (first, n @ 1..)) = (self.channels.as_deref_mut(), r.acks) {
+                fc.take_over_acks(r.port, &mail.acks[first as usize..(first + n) as usize]);
+            }
+            let event = if r.first_bit {
+                Event::FrameStart { port: r.port, pkt }
+            } else {
+                Event::Arrive { port: r.port, pkt }
+            };
+            self.queue.push(r.time, r.key, event);
         }
-        if let (Some(fc), (first, n @ 1..)) = (self.channels.as_deref_mut(), r.acks) {
-            fc.take_over_acks(r.port, &acks[first as usize..(first + n) as usize]);
-        }
-        let event = if r.first_bit {
-            Event::FrameStart { port: r.port, pkt }
-        } else {
-            Event::Arrive { port: r.port, pkt }
-        };
-        self.queue.push(r.time, r.key, event);
     }
 
     /// This part's events, counting the run's own events (which every part handles) only

@@ -38,79 +38,26 @@
 //! only its own nodes' share of it changes.
 
 mod crew;
+mod mail;
 mod probe;
 mod split;
 
 pub use crew::WindowCount;
 use crew::{Crew, Pace, Signal, Step};
+pub(in crate::net) use mail::{Mail, Remote};
 
 pub use probe::{Load, Probe, ProbeSettings, MARGIN, PROBE_BUDGET};
 pub use split::{split, Split};
 
-use super::ack_frames::AckEntry;
 use super::deadlock::{self, Deadlock};
-use super::packet::Packet;
 use super::{SimError, Simulation};
 use crate::config::{ConfigError, SimConfig};
 use crate::engine::EventQueue;
 use crate::results::{FlowRecord, PortStats, RunResults, StopReason};
 use crate::routing::Routes;
-use headroom_mech::int::IntStack;
 use headroom_mech::units::Time;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A frame travelling from one part to another.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Remote {
-    /// Receiving part.
-    pub to: u16,
-    /// When its event happens.
-    pub time: Time,
-    /// Its event's tie-break key.
-    pub key: u64,
-    /// Receiving port (global index).
-    pub port: u32,
-    /// `FrameStart` (admission at the first bit) rather than `Arrive`.
-    pub first_bit: bool,
-    /// The frame.
-    pub packet: Packet,
-    /// Its INT hop records (empty in runs without INT).
-    pub int: IntStack,
-    /// A flow-channel ACK frame's ACKs: where they start in the mail's `acks`, and how
-    /// many (none for other frames).
-    pub acks: (u32, u32),
-}
-
-/// Frames for other parts, with the ACKs of the flow-channel ACK frames among them (which
-/// live beside the arena, see `net::ack_frames`).
-#[derive(Debug, Default)]
-pub(in crate::net) struct Mail {
-    pub frames: Vec<Remote>,
-    /// The frames' ACKs, each frame's at its `acks` range.
-    pub acks: Vec<AckEntry>,
-}
-
-impl Mail {
-    /// Appends the frames of `outbox` for part `to`, with their ACKs.
-    fn post(&mut self, outbox: &Mail, to: u16) {
-        for r in outbox.frames.iter().filter(|r| r.to == to) {
-            let (first, n) = r.acks;
-            self.acks
-                .extend_from_slice(&outbox.acks[first as usize..(first + n) as usize]);
-            self.frames.push(Remote {
-                // Fewer than 2^32 ACKs in a window's mail: each is a frame's worth of bytes.
-                acks: ((self.acks.len() - n as usize) as u32, n),
-                ..*r
-            });
-        }
-    }
-
-    fn clear(&mut self) {
-        self.frames.clear();
-        self.acks.clear();
-    }
-}
 
 /// A run split into parts that advance in parallel (see the module documentation). With
 /// one part it is a plain [`Simulation`].
@@ -485,10 +432,12 @@ impl Partitioned {
             part.run_through(time, key);
             let mut outbox = std::mem::take(&mut part.outbox);
             let stopped = part.stop;
-            for r in &outbox.frames {
-                part_mut(&mut self.parts[usize::from(r.to)]).receive_remote(r, &outbox.acks);
+            for (to, mail) in outbox.iter_mut().enumerate() {
+                if !mail.is_empty() {
+                    part_mut(&mut self.parts[to]).receive_mail(mail);
+                    mail.clear();
+                }
             }
-            outbox.clear();
             part_mut(&mut self.parts[i]).outbox = outbox;
             let reason = if stopped == Some(StopReason::StopTime) {
                 // Every part handles the stop event: the others' come next, at this key.
@@ -566,19 +515,20 @@ impl Partitioned {
                 Step::Run(through) => {
                     if let Some((time, key)) = through[i] {
                         part.run_through(time, key);
-                        for to in (0..n).filter(|&to| to != i) {
-                            lock(&self.mail[to * n + i]).post(&part.outbox, to as u16);
+                        for (to, outbox) in part.outbox.iter_mut().enumerate() {
+                            if !outbox.is_empty() {
+                                lock(&self.mail[to * n + i]).take_from(outbox);
+                            }
                         }
-                        part.outbox.clear();
                     }
                 }
                 Step::Collect => {
                     for from in 0..n {
                         let mut mail = lock(&self.mail[i * n + from]);
-                        for r in &mail.frames {
-                            part.receive_remote(r, &mail.acks);
+                        if !mail.is_empty() {
+                            part.receive_mail(&mail);
+                            mail.clear();
                         }
-                        mail.clear();
                     }
                 }
                 Step::Quit => {}
