@@ -77,8 +77,10 @@
 //! - `DEVICE_METADATA` is followed when it changes (buffermgrd reads the platform once at
 //!   start); a malformed `CABLE_LENGTH` field is logged and skipped, the others apply.
 
+mod admin_down;
 mod flows;
 pub mod harness;
+mod pools;
 mod queue;
 mod records;
 mod tables;
