@@ -59,15 +59,22 @@ pub(super) fn pg_add(ctx: &mut Ctx, s: &PgSpec) -> Result<String> {
         check_lossless_profile(cfg, p)?;
     }
     let key = format!("{}|{range}", s.port);
-    let profile = s.profile.clone().unwrap_or_else(|| "NULL".into());
+    let profile = set_pg_profile(ctx, &key, s.profile.as_deref())?;
+    Ok(format!("added BUFFER_PG|{key} (profile {profile})"))
+}
+
+/// Sets the profile of the PG entry `key` to `profile` (when none is given `NULL`: dynamic
+/// headroom); returns the profile set.
+fn set_pg_profile(ctx: &mut Ctx, key: &str, profile: Option<&str>) -> Result<String> {
+    let profile = profile.unwrap_or("NULL").to_string();
     set_field(
         &mut ctx.doc,
         names::BUFFER_PG,
-        &key,
+        key,
         "profile",
         profile.clone(),
     )?;
-    Ok(format!("added BUFFER_PG|{key} (profile {profile})"))
+    Ok(profile)
 }
 
 /// The existing lossless PG of `port` with exactly `range`.
@@ -98,14 +105,7 @@ pub(super) fn pg_set(ctx: &mut Ctx, s: &PgSpec) -> Result<String> {
         check_lossless_profile(&ctx.config, p)?;
     }
     let key = isolate_pg_key(&mut ctx.doc, &s.port, range)?;
-    let profile = s.profile.clone().unwrap_or_else(|| "NULL".into());
-    set_field(
-        &mut ctx.doc,
-        names::BUFFER_PG,
-        &key,
-        "profile",
-        profile.clone(),
-    )?;
+    let profile = set_pg_profile(ctx, &key, s.profile.as_deref())?;
     Ok(format!("set BUFFER_PG|{key} (profile {profile})"))
 }
 
