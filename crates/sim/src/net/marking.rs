@@ -44,16 +44,23 @@ use headroom_mech::tcd::{self, TcdConfig, TcdDetector};
 use headroom_mech::units::Time;
 use headroom_mech::PRIORITIES;
 
+/// `Marking::ranks` of a queue without a congestion point.
+const NO_POINT: u8 = u8::MAX;
+
 /// The congestion points of every switch egress queue that marks and may carry data (its
 /// priority is some flow's).
 #[derive(Default)]
 pub(super) struct Marking {
     /// Congestion points, a port's marking queues together in queue order.
     points: Vec<CongestionPoint>,
-    /// Per global port and queue (`port x 8 + queue`): its congestion point (`u32::MAX`:
-    /// none: a host port, a queue that does not mark or carries no data). One load on the
-    /// per-packet path.
-    slots: Vec<u32>,
+    /// Per global port: its first congestion point (`u32::MAX`: none, a host port or one
+    /// whose queues do not mark). A port's points are consecutive in queue order, so a
+    /// queue's is its port's first plus its rank in `ranks`. 4 bytes per port: with a `u32`
+    /// per queue (32 bytes per port) a large fabric's table left the cache.
+    first: Vec<u32>,
+    /// Per ECN configuration (`Port::red_class`) and queue: the queue's rank among that
+    /// configuration's marking queues that may carry data (`NO_POINT`: it has no point).
+    ranks: Vec<[u8; PRIORITIES]>,
     /// The detector reads pause history (TCD).
     reads_pauses: bool,
     /// Per congestion point, with the paper's TCD detector: its max(T_on) (empty otherwise).
@@ -81,7 +88,19 @@ impl Marking {
         let data_prios = cfg.flows.iter().fold(0u8, |m, f| m | 1 << f.prio);
         let mut m = Marking {
             reads_pauses: cfg.switch.ecn.detector != DetectorConfig::Red,
-            slots: vec![u32::MAX; ports.len() * PRIORITIES],
+            first: vec![u32::MAX; ports.len()],
+            ranks: red
+                .iter()
+                .map(|queues| {
+                    let mut rank = [NO_POINT; PRIORITIES];
+                    let marking = (0..PRIORITIES)
+                        .filter(|&q| data_prios & (1 << q) != 0 && queues[q].is_some());
+                    for (r, q) in marking.enumerate() {
+                        rank[q] = r as u8; // below 8
+                    }
+                    rank
+                })
+                .collect(),
             fecn: cfg.switch.ecn.fecn_for(&cfg.host.cc),
             ..Marking::default()
         };
@@ -111,8 +130,16 @@ impl Marking {
                         (Detector::Tcd(TcdDetector::released(c)), None)
                     }
                 };
-                // Below 2^32: at most 8 per port, and the engine's port limit is 2^21.
-                m.slots[gp as usize * PRIORITIES + q] = m.points.len() as u32;
+                if m.first[gp as usize] == u32::MAX {
+                    // Below 2^24: at most 8 per port, and the engine's port limit is 2^21.
+                    m.first[gp as usize] = m.points.len() as u32;
+                }
+                // The port's points so far are those of its queues below `q`.
+                debug_assert_eq!(
+                    m.first[gp as usize] as usize
+                        + usize::from(m.ranks[usize::from(p.red_class)][q]),
+                    m.points.len()
+                );
                 m.points.push(CongestionPoint::new(detector));
                 m.max_t_on.extend(max_t_on);
             }
@@ -126,16 +153,20 @@ impl Marking {
         m
     }
 
-    /// The congestion point of queue `q` of global port `port`, if it has one.
+    /// The congestion point of queue `q` of global port `port`, whose ECN configuration is
+    /// `class`, if it has one.
     #[inline(always)]
-    fn index(&self, port: u32, q: usize) -> Option<usize> {
-        let i = self.slots[port as usize * PRIORITIES + q];
-        (i != u32::MAX).then_some(i as usize)
+    fn index(&self, port: u32, class: u16, q: usize) -> Option<usize> {
+        let first = self.first[port as usize];
+        let rank = self.ranks[usize::from(class)][q];
+        (first != u32::MAX && rank != NO_POINT).then_some(first as usize + usize::from(rank))
     }
 
-    /// The queues of global port `port` with a congestion point, and theirs.
-    fn queues(&self, port: u32) -> impl Iterator<Item = (u8, usize)> + '_ {
-        (0..PRIORITIES as u8).filter_map(move |q| Some((q, self.index(port, usize::from(q))?)))
+    /// The queues of global port `port` (ECN configuration `class`) with a congestion
+    /// point, and theirs.
+    fn queues(&self, port: u32, class: u16) -> impl Iterator<Item = (u8, usize)> + '_ {
+        (0..PRIORITIES as u8)
+            .filter_map(move |q| Some((q, self.index(port, class, usize::from(q))?)))
     }
 
     /// The max(T_on) values in use: (value, number of queues), in value order.
@@ -197,7 +228,8 @@ impl Simulation {
         if self.cfg.switch.ecn.point != point || self.arena.get(pkt).kind != Kind::Data {
             return;
         }
-        let class = usize::from(self.ports[port].red_class);
+        let red_class = self.ports[port].red_class;
+        let class = usize::from(red_class);
         let Some(red) = &self.red[class][q] else {
             return;
         };
@@ -209,7 +241,7 @@ impl Simulation {
                 p >= 1.0 || (p > 0.0 && rand::Rng::gen::<f64>(rng) < p)
             }
         };
-        let Some(i) = self.marking.index(port, q) else {
+        let Some(i) = self.marking.index(port, red_class, q) else {
             return;
         };
         let now = self.now;
@@ -273,7 +305,7 @@ impl Simulation {
             if classes & (1 << q) == 0 {
                 continue;
             }
-            if let Some(i) = self.marking.index(port, q) {
+            if let Some(i) = self.marking.index(port, p.red_class, q) {
                 let episode = p.fc.last_hold(now, q as u8);
                 let queue = u64::from(p.queues[q].bytes);
                 let latest = p.fc.latest_until(q as u8);
@@ -294,7 +326,7 @@ impl Simulation {
                 let p = &self.ports[port];
                 let peer = self.ports.wire(p.peer).node;
                 for q in 0..PRIORITIES {
-                    let Some(i) = self.marking.index(port, q) else {
+                    let Some(i) = self.marking.index(port, p.red_class, q) else {
                         continue;
                     };
                     let cp = &self.marking.points[i];
@@ -328,7 +360,7 @@ impl Simulation {
             }
             for port in sw.ports() {
                 let p = &self.ports[port];
-                for (q, i) in self.marking.queues(port) {
+                for (q, i) in self.marking.queues(port, p.red_class) {
                     let cp = &self.marking.points[i];
                     if cp.counts()[0] == 0 {
                         continue;
@@ -345,5 +377,27 @@ impl Simulation {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port's points are found from its first one and its queue's rank: with marking
+    /// queues 1, 3 and 6, port 1's are points 4, 5 and 6; port 0 has none.
+    #[test]
+    fn queues_find_their_points_from_the_ports_first() {
+        let mut rank = [NO_POINT; PRIORITIES];
+        (rank[1], rank[3], rank[6]) = (0, 1, 2);
+        let m = Marking {
+            first: vec![u32::MAX, 4],
+            ranks: vec![rank],
+            ..Marking::default()
+        };
+        assert_eq!(m.queues(0, 0).count(), 0);
+        assert_eq!(m.queues(1, 0).collect::<Vec<_>>(), [(1, 4), (3, 5), (6, 6)]);
+        assert_eq!(m.index(1, 0, 0), None);
+        assert_eq!(m.index(1, 0, 7), None);
     }
 }
