@@ -93,9 +93,7 @@ impl Marking {
                 .iter()
                 .map(|queues| {
                     let mut rank = [NO_POINT; PRIORITIES];
-                    let marking = (0..PRIORITIES)
-                        .filter(|&q| data_prios & (1 << q) != 0 && queues[q].is_some());
-                    for (r, q) in marking.enumerate() {
+                    for (r, (q, _)) in marking_queues(queues, data_prios).enumerate() {
                         rank[q] = r as u8; // below 8
                     }
                     rank
@@ -108,11 +106,8 @@ impl Marking {
             if !matches!(slots[p.node as usize], Slot::Switch(_)) {
                 continue;
             }
-            let queues = red[usize::from(p.red_class)].iter().enumerate();
-            for (q, red) in queues.filter(|&(q, _)| data_prios & (1 << q) != 0) {
-                let Some(red) = red else {
-                    continue; // this queue does not mark
-                };
+            let queues = marking_queues(&red[usize::from(p.red_class)], data_prios);
+            for (rank, (_, red)) in queues.enumerate() {
                 let (detector, max_t_on) = match cfg.switch.ecn.detector {
                     DetectorConfig::Red => (Detector::Red, None),
                     DetectorConfig::Tcd {
@@ -130,16 +125,10 @@ impl Marking {
                         (Detector::Tcd(TcdDetector::released(c)), None)
                     }
                 };
-                if m.first[gp as usize] == u32::MAX {
+                if rank == 0 {
                     // Below 2^24: at most 8 per port, and the engine's port limit is 2^21.
                     m.first[gp as usize] = m.points.len() as u32;
                 }
-                // The port's points so far are those of its queues below `q`.
-                debug_assert_eq!(
-                    m.first[gp as usize] as usize
-                        + usize::from(m.ranks[usize::from(p.red_class)][q]),
-                    m.points.len()
-                );
                 m.points.push(CongestionPoint::new(detector));
                 m.max_t_on.extend(max_t_on);
             }
@@ -182,6 +171,18 @@ impl Marking {
         }
         v
     }
+}
+
+/// The queues of an ECN configuration `queues` that have a congestion point, in queue order,
+/// with their RED parameters: those that mark and may carry data (`data_prios`, bit q: some
+/// flow's priority is q). Their order is the points' order within a port and their ranks.
+fn marking_queues(
+    queues: &[Option<RedConfig>; PRIORITIES],
+    data_prios: u8,
+) -> impl Iterator<Item = (usize, &RedConfig)> {
+    let queues = queues.iter().enumerate();
+    queues
+        .filter_map(move |(q, red)| Some((q, red.as_ref()?)).filter(|_| data_prios & (1 << q) != 0))
 }
 
 /// max(T_on) of switch port `p`: what the flow control of the node downstream lets an ON
