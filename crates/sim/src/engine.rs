@@ -230,7 +230,7 @@ impl EventQueue for HeapQueue {
 /// A calendar queue: a ring of time buckets for the near future plus a binary heap for the
 /// far future.
 ///
-/// Bucket `b` holds the events whose time lies in `[b·W, (b+1)·W)` (W = 2^`shift` ps); the
+/// Bucket `b` holds the events whose time lies in `[b·W, (b+1)·W)` (W = 2^`SHIFT` ps); the
 /// ring covers `buckets.len()` consecutive buckets from the cursor. A bucket is an unordered
 /// vector; when the cursor reaches it, it becomes the sorted `current` vector and is drained
 /// in `(time, key)` order (events scheduled into the bucket being drained are inserted in
@@ -244,12 +244,14 @@ impl EventQueue for HeapQueue {
 /// whole turn of the ring ago (a cache miss per push). Each bucket stays contiguous, so
 /// loading it reads memory sequentially.
 ///
-/// Inside a bucket an event's order is given by one `u64`: the time's low `shift` bits (the
-/// high bits are the bucket's) above the tie-break key (`64 - shift` bits, at least the 55
+/// Inside a bucket an event's order is given by one `u64`: the time's low `SHIFT` bits (the
+/// high bits are the bucket's) above the tie-break key (`64 - SHIFT` bits, at least the 55
 /// a key needs).
+///
+/// The geometry is a constant of the type (`SHIFT`, `LOG_BUCKETS`): the key arithmetic of
+/// every push and pop then shifts and masks by immediates instead of by fields.
 #[derive(Debug)]
-pub struct CalendarQueue {
-    shift: u32,
+pub struct CalendarQueue<const SHIFT: u32 = 9, const LOG_BUCKETS: u32 = 14> {
     buckets: Vec<Vec<(u64, Event)>>,
     /// Drained bucket vectors (capacity kept), reused last-released-first.
     pool: Vec<Vec<(u64, Event)>>,
@@ -271,29 +273,32 @@ pub struct CalendarQueue {
 }
 
 impl Default for CalendarQueue {
+    /// The default geometry: ~1 ns buckets, an ~8.4 µs ring: a frame's serialization and a
+    /// link's propagation land in the ring; congestion-control and retransmission timers go
+    /// to the heap.
     fn default() -> Self {
-        // ~1 ns buckets, an ~8.4 µs ring: a frame's serialization and a link's propagation
-        // land in the ring; congestion-control and retransmission timers go to the heap.
-        Self::new(9, 14)
+        Self::new()
     }
 }
 
-impl CalendarQueue {
-    /// A queue with buckets of 2^`shift` ps and 2^`log_buckets` buckets in the ring.
-    ///
-    /// # Panics
-    /// If `shift` exceeds 9 (a tie-break key needs the other 55 bits of an in-bucket key).
-    pub fn new(shift: u32, log_buckets: u32) -> Self {
-        assert!(shift <= 9, "bucket width 2^{shift} ps is too wide");
+impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS> {
+    /// Refuses (at build time) a bucket wider than 2^9 ps: a tie-break key needs the other
+    /// 55 bits of an in-bucket key.
+    const SHIFT_FITS: () = assert!(SHIFT <= 9, "bucket width above 2^9 ps");
+    /// Buckets in the ring (a power of two).
+    const RING: u64 = 1 << LOG_BUCKETS;
+
+    /// An empty queue with buckets of 2^`SHIFT` ps and 2^`LOG_BUCKETS` buckets in the ring.
+    pub fn new() -> Self {
+        let () = Self::SHIFT_FITS;
         CalendarQueue {
-            shift,
-            buckets: (0..1usize << log_buckets).map(|_| Vec::new()).collect(),
+            buckets: (0..1usize << LOG_BUCKETS).map(|_| Vec::new()).collect(),
             pool: Vec::new(),
             cur: 0,
             loaded: false,
             current: Vec::new(),
             near: 0,
-            occupied: vec![0; (1usize << log_buckets).div_ceil(64)],
+            occupied: vec![0; (1usize << LOG_BUCKETS).div_ceil(64)],
             far: BinaryHeap::new(),
             far_next: u64::MAX,
         }
@@ -301,26 +306,25 @@ impl CalendarQueue {
 
     /// The in-bucket key of an event at `time` (ps) with tie-break key `seq`.
     fn key(&self, time: u64, seq: u64) -> u64 {
-        debug_assert!(seq < 1 << (64 - self.shift), "tie-break key too large");
-        ((time & ((1 << self.shift) - 1)) << (64 - self.shift)) | seq
+        debug_assert!(seq < 1 << (64 - SHIFT), "tie-break key too large");
+        ((time & ((1 << SHIFT) - 1)) << (64 - SHIFT)) | seq
     }
 
     /// The time and tie-break key of the event with in-bucket `key` in `bucket`.
     fn unkey(&self, bucket: u64, key: u64) -> (Time, u64) {
-        let seq_bits = 64 - self.shift;
+        let seq_bits = 64 - SHIFT;
         (
-            Time((bucket << self.shift) | (key >> seq_bits)),
+            Time((bucket << SHIFT) | (key >> seq_bits)),
             key & ((1 << seq_bits) - 1),
         )
     }
 
     fn ring(&self) -> u64 {
-        self.buckets.len() as u64
+        Self::RING
     }
 
     fn slot(&self, bucket: u64) -> usize {
-        // The ring length is a power of two.
-        (bucket & (self.ring() - 1)) as usize
+        (bucket & (Self::RING - 1)) as usize
     }
 
     #[inline(always)]
@@ -364,7 +368,7 @@ impl CalendarQueue {
         let horizon = self.cur + self.ring();
         self.far_next = u64::MAX;
         while let Some(s) = self.far.peek() {
-            let b = s.time.as_ps() >> self.shift;
+            let b = s.time.as_ps() >> SHIFT;
             if b >= horizon {
                 self.far_next = b;
                 break;
@@ -409,7 +413,7 @@ impl CalendarQueue {
                 let Some(s) = self.far.peek() else {
                     return false;
                 };
-                let b = s.time.as_ps() >> self.shift;
+                let b = s.time.as_ps() >> SHIFT;
                 if b > self.cur {
                     self.cur = b;
                 }
@@ -468,7 +472,7 @@ impl CalendarQueue {
         self.cur = bucket;
         let horizon = bucket + self.ring();
         for s in all {
-            let b = s.time.as_ps() >> self.shift;
+            let b = s.time.as_ps() >> SHIFT;
             if b < horizon {
                 self.insert_near(b, s.time.as_ps(), s.seq, s.event);
             } else {
@@ -494,16 +498,24 @@ impl CalendarQueue {
     }
 }
 
-impl CalendarQueue {
+impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS> {
     /// Removes and returns the earliest event if it comes at or before (`limit`, `key`).
     #[inline]
     pub fn pop_through(&mut self, limit: Time, key: u64) -> Option<Scheduled> {
         if !self.settle() {
             return None;
         }
-        let &(k, _) = self.current.last()?;
-        if self.unkey(self.cur, k) > (limit, key) {
+        // Only the limit's own bucket needs the event's time and key: before it every event
+        // comes earlier, after it every one later.
+        let limit_bucket = limit.as_ps() >> SHIFT;
+        if self.cur > limit_bucket {
             return None;
+        }
+        if self.cur == limit_bucket {
+            let &(k, _) = self.current.last()?;
+            if self.unkey(self.cur, k) > (limit, key) {
+                return None;
+            }
         }
         self.take()
     }
@@ -516,10 +528,10 @@ impl CalendarQueue {
     }
 }
 
-impl EventQueue for CalendarQueue {
+impl<const SHIFT: u32, const LOG_BUCKETS: u32> EventQueue for CalendarQueue<SHIFT, LOG_BUCKETS> {
     #[inline(always)]
     fn push(&mut self, time: Time, key: u64, event: Event) {
-        let b = time.as_ps() >> self.shift;
+        let b = time.as_ps() >> SHIFT;
         if b < self.cur {
             self.rewind(b);
         }
@@ -558,7 +570,7 @@ mod tests {
         #[test]
         fn calendar_matches_heap(ops in proptest::collection::vec((any::<bool>(), prop_oneof![0u64..100, 0u64..5_000]), 1..2_000)) {
             let mut h = HeapQueue::default();
-            let mut r = CalendarQueue::new(4, 3);
+            let mut r = CalendarQueue::<4, 3>::new();
             let mut now = 0u64;
             for (i, (pop, dt)) in ops.into_iter().enumerate() {
                 if pop {
@@ -575,6 +587,36 @@ mod tests {
                 }
                 prop_assert_eq!(h.peek_time(), r.peek_time());
                 prop_assert_eq!(h.len(), r.len());
+            }
+        }
+    }
+
+    proptest! {
+        /// Popping through a limit (a window's end in a partitioned run) gives exactly the
+        /// events at or before it, in order, wherever the limit falls: before, inside or
+        /// after the cursor's bucket.
+        #[test]
+        fn pop_through_stops_at_the_limit(
+            times in proptest::collection::vec(0u64..200, 1..300),
+            limits in proptest::collection::vec((0u64..250, 0u32..4), 1..20),
+        ) {
+            let mut h = HeapQueue::default();
+            let mut r = CalendarQueue::<4, 3>::new();
+            for (i, t) in times.iter().enumerate() {
+                let key = tiebreak(0, i as u32 % 4, i as u32);
+                h.push(Time(*t), key, Event::Wake { port: i as u32 });
+                r.push(Time(*t), key, Event::Wake { port: i as u32 });
+            }
+            let mut limits = limits;
+            limits.sort_unstable();
+            for (t, creator) in limits {
+                let limit = (Time(t), tiebreak(0, creator, 0));
+                while let Some(s) = r.pop_through(limit.0, limit.1) {
+                    let e = h.pop().expect("the heap holds the same events");
+                    prop_assert_eq!((s.time, s.seq), (e.time, e.seq));
+                    prop_assert!((s.time, s.seq) <= limit);
+                }
+                prop_assert!(h.peek().is_none_or(|next| next > limit));
             }
         }
     }
