@@ -371,10 +371,11 @@ pub struct Mmu {
     /// space; the most of any PG and every PG that has some when they differ (then
     /// each PG has its own `private_cap`).
     private_cells: u32,
-    /// The watched range of cells in use (see `set_watch`); cells never reach `u32::MAX`
-    /// (the buffer is below 4 GiB).
+    /// The watched range of cells in use, `[watch_lo, watch_lo + watch_span)` (see
+    /// `set_watch`); cells never reach `u32::MAX` (the buffer is below 4 GiB). As a start
+    /// and a span, one wrapping comparison tells whether the count left it.
     watch_lo: u32,
-    watch_hi: u32,
+    watch_span: u32,
     /// Headroom cells in use when the occupancy watch was last set (see `set_watch`).
     watch_headroom: u32,
     scheme: HeadroomScheme,
@@ -566,7 +567,7 @@ impl Mmu {
             partial: Vec::new(),
             watch_headroom: 0,
             watch_lo: 0,
-            watch_hi: u32::MAX,
+            watch_span: u32::MAX,
             allocated: 0,
             freed: 0,
             peak_used: 0,
@@ -634,22 +635,32 @@ impl Mmu {
         self.private_used + self.shared_used + self.headroom_used
     }
 
+    /// Cells in use, from the two counters in the line every admission and release writes
+    /// (equal to [`Mmu::used_cells`] by conservation, which `check_conservation` checks).
+    #[inline(always)]
+    fn resident_cells(&self) -> u64 {
+        self.allocated - self.freed
+    }
+
     /// Watches the occupancy: until the next call, [`Mmu::occupancy_moved`] tells whether
     /// the cells in use have left `[lo, hi)` or the headroom cells in use have changed. An
     /// observer that only cares about ranges (a histogram of percents) asks this instead of
     /// keeping its own copy, which would be one more cache line per buffer change.
     pub fn set_watch(&mut self, lo: u64, hi: u64) {
-        self.watch_lo = u32::try_from(lo).unwrap_or(u32::MAX);
-        self.watch_hi = u32::try_from(hi).unwrap_or(u32::MAX);
+        let lo = u32::try_from(lo).unwrap_or(u32::MAX);
+        let hi = u32::try_from(hi).unwrap_or(u32::MAX);
+        self.watch_lo = lo;
+        // An empty range (hi <= lo) has every count outside it.
+        self.watch_span = hi.saturating_sub(lo);
         self.watch_headroom = u32::try_from(self.headroom_used).unwrap_or(u32::MAX);
     }
 
     /// Whether the occupancy left the range given to [`Mmu::set_watch`] (see there).
     #[inline]
     pub fn occupancy_moved(&self) -> bool {
-        let used = self.used_cells();
-        used < u64::from(self.watch_lo)
-            || used >= u64::from(self.watch_hi)
+        let used = self.resident_cells();
+        // Below the start wraps to above any span.
+        used.wrapping_sub(u64::from(self.watch_lo)) >= u64::from(self.watch_span)
             || self.headroom_used != u64::from(self.watch_headroom)
     }
 
@@ -804,6 +815,33 @@ mod tests {
         assert_eq!(offset_of!(Mmu, active), 192);
         assert!(offset_of!(Mmu, port_bits) + 16 <= 256);
         assert!(offset_of!(Mmu, scan_needed) < 320);
+    }
+
+    /// The watch reports a count that leaves `[lo, hi)` on either side, and every count
+    /// for an empty range.
+    #[test]
+    fn the_watch_sees_the_count_leave_its_range() {
+        let mut m = Mmu::new(&cfg(2)).expect("fits");
+        let mut out = Vec::new();
+        assert!(!m.occupancy_moved(), "a fresh watch covers every count");
+        m.set_watch(2, 4);
+        let mut moved = Vec::new();
+        let mut placed = Vec::new();
+        for prio in [0, 0, 1, 1] {
+            // One cell each, private (two cells per PG).
+            placed.push(m.admit(0, 1, (prio, prio), 100, &mut out).expect("private"));
+            moved.push((m.used_cells(), m.occupancy_moved()));
+        }
+        assert_eq!(moved, vec![(1, true), (2, false), (3, false), (4, true)]);
+        m.release(0, 1, (1, 1), placed[3], &mut out);
+        assert!(!m.occupancy_moved(), "3 is inside [2, 4)");
+        for (prio, p) in [(1, placed[2]), (0, placed[1])] {
+            m.release(0, 1, (prio, prio), p, &mut out);
+        }
+        assert!(m.occupancy_moved(), "1 is below 2");
+        m.set_watch(1, 1);
+        assert!(m.occupancy_moved(), "an empty range holds no count");
+        assert!(out.is_empty());
     }
 
     /// An ingress port's record is one cache line (see [`IngressPort`]).
