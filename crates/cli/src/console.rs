@@ -1,6 +1,6 @@
 //! Standard output and standard error of the subcommands.
 //!
-//! Every line the CLI prints goes through [`outln!`], [`out!`] or [`errln!`] instead of
+//! Every line the CLI prints goes through `outln!`, `out!` or `errln!` (below) instead of
 //! `println!`/`eprintln!`, which panic when the stream is gone.
 //!
 //! Invariants:

@@ -104,7 +104,7 @@ impl Lane {
     }
 }
 
-/// [`CreditPort::block_shift`] when the block size is not a power of two.
+/// [`Lane::block_shift`] when the block size is not a power of two.
 const NO_SHIFT: u8 = u8::MAX;
 
 /// One end of a credit link: the transmitter and receiver of each VL, and when to send

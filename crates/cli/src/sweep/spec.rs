@@ -4,7 +4,7 @@
 //! one seed; points are numbered in the order of the grid, the first axis varying slowest
 //! and the seed fastest. The format is in `docs/sweep.md`.
 //!
-//! Invariants: [`expand`] either returns every point with a scenario text that the
+//! Invariants: [`Sweep::expand`] either returns every point with a scenario text that the
 //! scenario parser accepted, or an error that names the sweep file's field (with its line)
 //! or the point and the scenario field at fault; no point is run before every point is
 //! known to be valid.
