@@ -300,6 +300,7 @@ impl Mmu {
 mod tests {
     use super::super::tests::cfg;
     use super::super::*;
+    use crate::buffer::alpha::Alpha;
 
     /// A switch whose ports differ (PFC and credit ports): each PG gets its own port's
     /// private space, and only the PGs that have it.

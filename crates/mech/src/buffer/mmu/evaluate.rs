@@ -403,6 +403,7 @@ impl Mmu {
 mod tests {
     use super::super::tests::cfg;
     use super::super::*;
+    use crate::buffer::alpha::Alpha;
     use proptest::prelude::*;
 
     proptest! {
