@@ -214,7 +214,7 @@ struct PortBits {
 /// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so what
 /// an admission or release of private cells reads comes first, in two lines (line 0: the
 /// per-PG, per-queue and per-port tables, the shared pool, the cell size, the lossless
-/// classes; line 1: the counters and the occupancy watch); line 2 holds what shared cells
+/// classes; line 1: the counters, the occupancy watch and whether the scheme is DSH); line 2 holds what shared cells
 /// add (the scheme, how thresholds move, the switch's bounds), line 3 the congested PGs
 /// and ports, line 4 what a scan of them uses. The rest is read rarely.
 #[derive(Clone, Debug)]
@@ -241,7 +241,9 @@ pub struct Mmu {
     headroom_used: u64,
     allocated: u64,
     freed: u64,
-    peak_used: u64,
+    /// Highest number of cells in use at once (a buffer holds fewer than 2^32 cells:
+    /// `MmuError::TooManyCells`).
+    peak_used: u32,
     /// Private cells of every PG in `private_pgs` when all ports have the same private
     /// space; the most of any PG and every PG that has some when they differ (then
     /// each PG has its own `private_cap`).
@@ -253,6 +255,10 @@ pub struct Mmu {
     watch_span: u32,
     /// Headroom cells in use when the occupancy watch was last set (see `set_watch`).
     watch_headroom: u32,
+    /// The scheme is DSH: here, in the line every admission writes, so that an admission
+    /// of private cells (whose one question about the scheme is this) does not read the
+    /// line holding `scheme`.
+    dsh: bool,
     scheme: HeadroomScheme,
     /// How PFC thresholds move (the scheme and static thresholds, in one value for the
     /// hot paths).
@@ -393,7 +399,7 @@ impl Mmu {
 
     /// Highest number of cells ever in use at once.
     pub fn peak_used_cells(&self) -> u64 {
-        self.peak_used
+        u64::from(self.peak_used)
     }
 
     /// Cells of the shared pool (buffer minus reservations).
@@ -538,6 +544,7 @@ mod tests {
         assert!(offset_of!(Mmu, shared_pool) + 8 <= 64);
         assert!(offset_of!(Mmu, private_used) >= 64);
         assert!(offset_of!(Mmu, watch_headroom) + 4 <= 128);
+        assert!((64..128).contains(&offset_of!(Mmu, dsh)));
         assert!(offset_of!(Mmu, scheme) >= 128);
         assert!(offset_of!(Mmu, resume_free_bound) + 8 <= 192);
         assert_eq!(offset_of!(Mmu, active), 192);

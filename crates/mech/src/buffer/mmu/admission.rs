@@ -75,8 +75,7 @@ impl Mmu {
         let lossless = self.is_lossless(prio);
         // Only the private count and cap: a copy of the whole record costs registers.
         let (private, private_cap) = (self.pgs[pgi].private, self.pgs[pgi].private_cap);
-        let dsh_poff = matches!(self.scheme, HeadroomScheme::Dsh { .. })
-            && self.ingress[in_port].occupancy.poff;
+        let dsh_poff = self.dsh && self.ingress[in_port].occupancy.poff;
         let has_private = self.private_pgs & (1 << prio) != 0;
         let region = if private + cells <= self.private_cells
             && has_private
@@ -143,7 +142,8 @@ impl Mmu {
         }
         self.egress[qi] += cells;
         self.allocated += u64::from(cells);
-        self.peak_used = self.peak_used.max(self.resident_cells());
+        // Exact: a buffer holds fewer than 2^32 cells (`Mmu::new`).
+        self.peak_used = self.peak_used.max(self.resident_cells() as u32);
         if lossless && region != Region::Private {
             let ingress = &mut self.ingress[in_port];
             if ingress.pgs_active & (1 << prio) == 0 {
@@ -152,7 +152,7 @@ impl Mmu {
                 self.active_pos[pgi] = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }
-            if matches!(self.scheme, HeadroomScheme::Dsh { .. }) && !ingress.in_active_ports {
+            if self.dsh && !ingress.in_active_ports {
                 ingress.in_active_ports = true;
                 self.active_ports.push(in_port as u32);
             }

@@ -130,6 +130,12 @@ pub enum MmuError {
     /// Cell size zero.
     #[error("cell size must be at least 1 byte")]
     ZeroCell,
+    /// A buffer of 2^32 cells or more: every count of cells is 32-bit.
+    #[error("a buffer of {cells} cells is too large: at most {max} cells (a larger cell size holds more bytes)", max = u32::MAX - 1)]
+    TooManyCells {
+        /// Cells the buffer would hold.
+        cells: u64,
+    },
     /// Static thresholds that cannot work: XON not below XOFF, or with DSH (whose
     /// thresholds are dynamic by design).
     #[error("static PFC thresholds: {0}")]
@@ -169,6 +175,9 @@ impl Mmu {
         };
         let cells = |b: u64| u32::try_from(b.div_ceil(cell)).unwrap_or(u32::MAX);
         let total_cells = cfg.buffer_bytes / cell;
+        if total_cells >= u64::from(u32::MAX) {
+            return Err(MmuError::TooManyCells { cells: total_cells });
+        }
         let private_cap: Box<[u32]> = cfg
             .private
             .iter()
@@ -273,6 +282,7 @@ impl Mmu {
             active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
             partial: Vec::new(),
             watch_headroom: 0,
+            dsh: matches!(cfg.scheme, HeadroomScheme::Dsh { .. }),
             watch_lo: 0,
             watch_span: u32::MAX,
             allocated: 0,
@@ -315,6 +325,23 @@ mod tests {
             Mmu::new(&big),
             Err(MmuError::OverCommitted { .. })
         ));
+    }
+
+    /// Every count of cells is 32-bit: a buffer of 2^32 cells or more is refused, one
+    /// cell below is built.
+    #[test]
+    fn a_buffer_of_2_to_the_32_cells_is_refused() {
+        let mut c = cfg(2);
+        c.cell_bytes = 1;
+        c.buffer_bytes = u64::from(u32::MAX);
+        assert_eq!(
+            Mmu::new(&c).err(),
+            Some(MmuError::TooManyCells {
+                cells: u64::from(u32::MAX)
+            })
+        );
+        c.buffer_bytes = u64::from(u32::MAX) - 1;
+        assert!(Mmu::new(&c).is_ok());
     }
 
     #[test]
