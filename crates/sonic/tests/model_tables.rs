@@ -234,6 +234,15 @@ fn other_bad_values() {
             ..
         }]
     ));
+    // Both kinds of threshold on one profile.
+    let errs =
+        parse_edited(|v| v["BUFFER_PROFILE"]["egress_lossy_profile"]["static_th"] = "9216".into())
+            .expect_err("bad");
+    assert!(
+        matches!(&errs[..], [TableError::Inconsistent { key, reason, .. }]
+            if key == "egress_lossy_profile" && reason.contains("both `dynamic_th` and `static_th`")),
+        "{errs:?}"
+    );
     // Enumerations.
     let errs = parse_edited(|v| v["BUFFER_POOL"]["egress_lossy_pool"]["type"] = "ingres".into())
         .expect_err("bad");
@@ -338,6 +347,15 @@ fn appl_db_errors_name_the_table() {
     assert!(errs
         .iter()
         .any(|e| matches!(e, TableError::BadIdRange { table, .. } if table == "BUFFER_PG_TABLE")));
+    // Both kinds of threshold on one profile.
+    let raw = from_nested_json(r#"{"BUFFER_PROFILE_TABLE": {"p": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "0", "static_th": "100"}}}"#)
+        .expect("json");
+    let errs = ApplDb::from_raw(&raw).expect_err("bad").errors().to_vec();
+    assert!(
+        matches!(&errs[..], [TableError::Inconsistent { table, key, .. }]
+            if table == "BUFFER_PROFILE_TABLE" && key == "p"),
+        "{errs:?}"
+    );
 }
 
 /// The headroom plugin's arguments and environment come from the tables.

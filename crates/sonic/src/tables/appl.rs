@@ -224,14 +224,7 @@ impl ApplProfile {
     }
 
     fn parse(e: &Entry<'_>) -> Result<ApplProfile, TableError> {
-        let threshold = match (e.opt_i8("dynamic_th")?, e.opt_u64("static_th")?) {
-            (Some(_), Some(_)) => {
-                return Err(e.inconsistent("both `dynamic_th` and `static_th` are given"))
-            }
-            (Some(d), None) => Some(Threshold::Dynamic(d)),
-            (None, Some(s)) => Some(Threshold::Static(s)),
-            (None, None) => None,
-        };
+        let threshold = e.opt_threshold()?;
         Ok(ApplProfile {
             pool: reference_name(e.req("pool")?).to_string(),
             xon: e.opt_u64_or_empty("xon")?,

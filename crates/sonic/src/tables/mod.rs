@@ -668,6 +668,18 @@ impl<'a> Entry<'a> {
                 allowed,
             })
     }
+
+    /// A profile's threshold: `dynamic_th` or `static_th`, at most one of them.
+    pub fn opt_threshold(&self) -> Result<Option<Threshold>, TableError> {
+        match (self.opt_i8("dynamic_th")?, self.opt_u64("static_th")?) {
+            (Some(_), Some(_)) => {
+                Err(self.inconsistent("both `dynamic_th` and `static_th` are given"))
+            }
+            (Some(d), None) => Ok(Some(Threshold::Dynamic(d))),
+            (None, Some(s)) => Ok(Some(Threshold::Static(s))),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// Strict non-negative decimal integer, surrounding ASCII spaces allowed.

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::tables::{
     parse_port_ids, parse_u64, reference_name, CableLength, Direction, Entry, IdRange, PoolMode,
-    PoolType, PortIds, RawDb, TableError, TableErrors, Threshold,
+    PoolType, PortIds, RawDb, TableError, TableErrors,
 };
 
 impl ConfigDb {
@@ -418,14 +418,7 @@ fn parse_pool(e: &Entry<'_>) -> Result<BufferPool, TableError> {
 
 fn parse_profile(e: &Entry<'_>) -> Result<BufferProfile, TableError> {
     let pool = reference_name(e.req("pool")?).to_string();
-    let threshold = match (e.opt_i8("dynamic_th")?, e.opt_u64("static_th")?) {
-        (Some(_), Some(_)) => {
-            return Err(e.inconsistent("both `dynamic_th` and `static_th` are given"))
-        }
-        (Some(d), None) => Some(Threshold::Dynamic(d)),
-        (None, Some(s)) => Some(Threshold::Static(s)),
-        (None, None) => None,
-    };
+    let threshold = e.opt_threshold()?;
     let headroom_type = e
         .opt_enum(
             "headroom_type",
