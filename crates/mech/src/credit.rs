@@ -118,7 +118,7 @@ const NO_SHIFT: u8 = u8::MAX;
 /// leaves.
 ///
 /// Layout: what every frame reads (the block size, the policy, which VLs have an update
-/// pending) on the first cache line, then one line per VL ([`Lane`]); the deadlines (set
+/// pending) on the first cache line, then one line per VL (`Lane`); the deadlines (set
 /// once per update period) and the FCP bookkeeping come after.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
