@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A profile-guided build of `headroom`: the same code, laid out and inlined by LLVM after
-# a profile of how it runs. On the 320-host benchmark it takes 0.86 of the plain release
-# build's wall time on one thread and 0.95 on two (docs/performance.md, "Profile-guided
-# build").
+# a profile of how it runs. On the 320-host benchmark it takes about 0.95 of the plain
+# release build's wall time on one thread and on two (docs/performance.md, "Profile-guided
+# build" and "Fewer instructions in the event queue and the MMU's common paths").
 #
 #   scripts/build-pgo.sh                 # writes target/pgo/headroom
 #   target/pgo/headroom bench            # or any other command
