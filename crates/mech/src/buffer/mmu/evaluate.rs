@@ -43,9 +43,19 @@ impl Mmu {
     /// threshold.
     #[inline(always)]
     pub(super) fn evaluate(&mut self, out: &mut Vec<Transition>) {
-        if !self.active.is_empty() || !self.active_ports.is_empty() {
-            self.evaluate_active(out);
+        if self.active.is_empty() && self.active_ports.is_empty() {
+            return;
         }
+        // Most evaluations of a congested switch change nothing (the free cells stayed
+        // inside the band): that answer is given here, without a call.
+        let free = self.free_shared() as f64;
+        if !self.scan_needed
+            && self.flagged.is_empty()
+            && Self::inside_band(free, self.xoff_free_bound, self.resume_free_bound)
+        {
+            return;
+        }
+        self.evaluate_active(free, out);
     }
 
     /// Free shared cells at or above which a PG not in XOFF (and its port not paused)
@@ -118,16 +128,10 @@ impl Mmu {
         free >= xoff * (1.0 + 1e-9) + 1.0 && free * (1.0 + 1e-9) + 1.0 < resume
     }
 
-    /// `evaluate` when some PG or port is congested (kept out of line).
+    /// `evaluate` when some PG or port is congested and something may change, at `free`
+    /// shared cells (kept out of line).
     #[inline(never)]
-    fn evaluate_active(&mut self, out: &mut Vec<Transition>) {
-        let free = self.free_shared() as f64;
-        if !self.scan_needed
-            && self.flagged.is_empty()
-            && Self::inside_band(free, self.xoff_free_bound, self.resume_free_bound)
-        {
-            return;
-        }
+    fn evaluate_active(&mut self, free: f64, out: &mut Vec<Transition>) {
         self.xoff_free_bound = 0.0;
         self.resume_free_bound = f64::INFINITY;
         if self.scan_needed {
