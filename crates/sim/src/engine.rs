@@ -322,10 +322,6 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         )
     }
 
-    fn ring(&self) -> u64 {
-        Self::RING
-    }
-
     fn slot(&self, bucket: u64) -> usize {
         (bucket & (Self::RING - 1)) as usize
     }
@@ -361,14 +357,14 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     /// Moves far events that now fall inside the ring into their buckets.
     #[inline(always)]
     fn pull_far(&mut self) {
-        if self.far_next < self.cur + self.ring() {
+        if self.far_next < self.cur + Self::RING {
             self.pull_far_slow();
         }
     }
 
     #[inline(never)]
     fn pull_far_slow(&mut self) {
-        let horizon = self.cur + self.ring();
+        let horizon = self.cur + Self::RING;
         self.far_next = u64::MAX;
         while let Some(s) = self.far.peek() {
             let b = s.time.as_ps() >> SHIFT;
@@ -440,7 +436,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         } else {
             u64::from(word.trailing_zeros())
         };
-        run.min(self.ring() - slot as u64)
+        run.min(Self::RING - slot as u64)
     }
 
     /// Rewinds the cursor to `bucket` (only after a peek moved it past an event's bucket):
@@ -459,7 +455,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         self.current.clear();
         for slot in 0..self.buckets.len() {
             // Slots hold the buckets `cur..cur + ring`.
-            let b = self.cur + ((slot as u64).wrapping_sub(self.cur) & (self.ring() - 1));
+            let b = self.cur + ((slot as u64).wrapping_sub(self.cur) & (Self::RING - 1));
             for &e in &self.buckets[slot] {
                 all.push(at(self, b, e));
             }
@@ -471,7 +467,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         self.far_next = u64::MAX;
         self.loaded = false;
         self.cur = bucket;
-        let horizon = bucket + self.ring();
+        let horizon = bucket + Self::RING;
         for s in all {
             let b = s.time.as_ps() >> SHIFT;
             if b < horizon {
@@ -597,7 +593,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> EventQueue for CalendarQueue<SHIF
         if b < self.cur {
             self.rewind(b);
         }
-        if b < self.cur + self.ring() {
+        if b < self.cur + Self::RING {
             self.insert_near(b, time.as_ps(), key, event);
         } else {
             self.push_far(b, time, key, event);

@@ -214,9 +214,10 @@ struct PortBits {
 /// Laid out by cache line (`repr(C)`): a simulator touches many switches in turn, so what
 /// an admission or release of private cells reads comes first, in two lines (line 0: the
 /// per-PG, per-queue and per-port tables, the shared pool, the cell size, the lossless
-/// classes; line 1: the counters, the occupancy watch and whether the scheme is DSH); line 2 holds what shared cells
-/// add (the scheme, how thresholds move, the switch's bounds), line 3 the congested PGs
-/// and ports, line 4 what a scan of them uses. The rest is read rarely.
+/// classes; line 1: the counters, the occupancy watch and whether the scheme is DSH);
+/// line 2 holds what shared cells add (the scheme, how thresholds move, the switch's
+/// bounds), line 3 the congested PGs and ports, line 4 what a scan of them uses. The rest
+/// is read rarely.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Mmu {
@@ -249,7 +250,7 @@ pub struct Mmu {
     /// each PG has its own `private_cap`).
     private_cells: u32,
     /// The watched range of cells in use, `[watch_lo, watch_lo + watch_span)` (see
-    /// `set_watch`); cells never reach `u32::MAX` (the buffer is below 4 GiB). As a start
+    /// `set_watch`); cells never reach `u32::MAX` (`MmuError::TooManyCells`). As a start
     /// and a span, one wrapping comparison tells whether the count left it.
     watch_lo: u32,
     watch_span: u32,

@@ -131,7 +131,11 @@ pub enum MmuError {
     #[error("cell size must be at least 1 byte")]
     ZeroCell,
     /// A buffer of 2^32 cells or more: every count of cells is 32-bit.
-    #[error("a buffer of {cells} cells is too large: at most {max} cells (a larger cell size holds more bytes)", max = u32::MAX - 1)]
+    #[error(
+        "a buffer of {cells} cells is too large: at most {max} cells (a larger cell size \
+         holds more bytes)",
+        max = u32::MAX - 1
+    )]
     TooManyCells {
         /// Cells the buffer would hold.
         cells: u64,

@@ -143,7 +143,7 @@ impl Mmu {
         } else {
             self.scan_crossed_ports(free, out);
         }
-        if matches!(self.scheme, HeadroomScheme::Dsh { .. }) {
+        if self.dsh {
             self.scan_ports(free, out);
         }
     }
