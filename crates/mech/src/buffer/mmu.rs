@@ -136,9 +136,9 @@ pub enum Transition {
     },
 }
 
-/// Occupancy of one ingress PG, in cells, and the private cells it may hold (beside its
-/// counts, so that an admission reads one record). 32 bytes: two records to a cache
-/// line, none across two.
+/// Occupancy of one ingress PG, in cells, the private cells it may hold and its place in
+/// the MMU's list of congested PGs (beside its counts, so that an admission reads and
+/// writes one record). 32 bytes: two records to a cache line, none across two.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[repr(C, align(32))]
 pub struct PgOccupancy {
@@ -157,6 +157,11 @@ pub struct PgOccupancy {
     /// Private cells it may hold: its reservation (see [`PrivateReservation`]), or what a
     /// credit grant made of it (0: none).
     pub private_cap: u32,
+    /// While the PG is in `Mmu::active`: its index there (transitions are reported in
+    /// that order). Here rather than in a table of its own, whose line an admission that
+    /// makes the PG congested missed (a large fabric's PGs go in and out of the list).
+    #[serde(skip)]
+    active_pos: u32,
 }
 
 /// Occupancy of one ingress port (DSH's port-level state), in cells.
@@ -291,8 +296,6 @@ pub struct Mmu {
     /// besides those of the ports whose own levels the free cells crossed. Marked in
     /// `PortBits::flagged` too (which also marks the crossed ports during a scan).
     flagged: Vec<u32>,
-    /// Per PG in `active`: its index there (transitions are reported in `active`'s order).
-    active_pos: Box<[u32]>,
     /// Something happened that only a scan of every congested PG handles (the shared pool
     /// resized by a grant).
     scan_needed: bool,
@@ -578,6 +581,13 @@ mod tests {
         m.set_watch(1, 1);
         assert!(m.occupancy_moved(), "an empty range holds no count");
         assert!(out.is_empty());
+    }
+
+    /// A PG's record is half a cache line (see [`PgOccupancy`]).
+    #[test]
+    fn a_pg_record_is_half_a_line() {
+        assert_eq!(std::mem::size_of::<PgOccupancy>(), 32);
+        assert_eq!(std::mem::align_of::<PgOccupancy>(), 32);
     }
 
     /// An ingress port's record is one cache line (see [`IngressPort`]).

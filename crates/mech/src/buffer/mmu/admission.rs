@@ -149,7 +149,7 @@ impl Mmu {
             if ingress.pgs_active & (1 << prio) == 0 {
                 ingress.pgs_active |= 1 << prio;
                 self.port_bits[in_port / 64].in_active |= 1 << (in_port % 64);
-                self.active_pos[pgi] = self.active.len() as u32;
+                self.pgs[pgi].active_pos = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }
             if self.dsh && !ingress.in_active_ports {

@@ -283,7 +283,6 @@ impl Mmu {
             resume_free_bound: f64::INFINITY,
             scan_needed: false,
             flagged: Vec::new(),
-            active_pos: vec![0; ports * PRIORITIES].into_boxed_slice(),
             partial: Vec::new(),
             watch_headroom: 0,
             dsh: matches!(cfg.scheme, HeadroomScheme::Dsh { .. }),

@@ -297,7 +297,7 @@ impl Mmu {
         }
         self.active.swap_remove(i);
         if let Some(&moved) = self.active.get(i) {
-            self.active_pos[moved as usize] = i as u32;
+            self.pgs[moved as usize].active_pos = i as u32;
         }
         true
     }
@@ -332,7 +332,7 @@ impl Mmu {
                         continue;
                     }
                     if let Some(t) = self.decide_pg(pgi, port, threshold) {
-                        partial.push((self.active_pos[pgi], t));
+                        partial.push((self.pgs[pgi].active_pos, t));
                     }
                     debug_assert!({
                         let pg = self.pgs[pgi];
