@@ -412,6 +412,17 @@ impl Simulation {
             sim.channels = Some(Box::new(fc));
         }
         sim.lean = sim.uses_no_optional_feature();
+        if sim.classes == classes::Classes::Service {
+            // Every frame leaves a switch in the class it arrived in (its service level, on
+            // every link), so a lossy frame's egress queue is of a lossy class: only those
+            // queues' cell counts are ever read.
+            for sw in &mut sim.switches {
+                let lossless = (0..PRIORITIES as u8)
+                    .filter(|&c| sw.mmu.is_lossless(c))
+                    .fold(0u8, |mask, c| mask | 1 << c);
+                sw.mmu.count_egress_of(!lossless);
+            }
+        }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in sim.ports.held_numbers() {
             let peer = sim.ports.wire(p).peer;

@@ -273,6 +273,10 @@ impl Simulation {
         debug_assert_eq!(out, self.switches[s as usize].port(out_local));
         // The egress queue: the class the frame leaves in.
         let class = self.egress_class::<F>((port, out), &pk);
+        debug_assert!(
+            self.classes != super::classes::Classes::Service || class == pk.prio,
+            "a frame leaves in its arrival class (the MMU counts only lossy egress classes)"
+        );
         if self.watchdog_drops::<F>(out, class) {
             self.drop_packet(pkt, "pfcwd");
             return;

@@ -86,6 +86,10 @@ impl Mmu {
         } else if lossless {
             self.lossless_region(in_port, pgi, cells)?
         } else {
+            debug_assert!(
+                self.egress_counted & (1 << queue) != 0,
+                "a lossy packet for an egress queue whose cells are not counted"
+            );
             let limit = self.free_shared() as f64 * self.egress_alpha;
             if f64::from(self.egress[qi] + cells) > limit {
                 return Err(DropCause::EgressThreshold);
@@ -140,7 +144,9 @@ impl Mmu {
                 }
             }
         }
-        self.egress[qi] += cells;
+        if self.egress_counted & (1 << queue) != 0 {
+            self.egress[qi] += cells;
+        }
         self.allocated += u64::from(cells);
         // Exact: a buffer holds fewer than 2^32 cells (`Mmu::new`).
         self.peak_used = self.peak_used.max(self.resident_cells() as u32);
@@ -192,7 +198,9 @@ impl Mmu {
             );
             pg.private -= cells;
             self.private_used -= u64::from(cells);
-            self.egress[qi] -= cells;
+            if self.egress_counted & (1 << queue) != 0 {
+                self.egress[qi] -= cells;
+            }
             self.freed += u64::from(cells);
             if !self.private_skips_evaluate {
                 self.evaluate(out);
@@ -242,7 +250,9 @@ impl Mmu {
         debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
         pg.private -= pr;
         self.private_used -= u64::from(pr);
-        self.egress[qi] -= cells;
+        if self.egress_counted & (1 << queue) != 0 {
+            self.egress[qi] -= cells;
+        }
         self.freed += u64::from(cells);
         if flag {
             self.flag_port(in_port);
@@ -646,5 +656,50 @@ mod tests {
         assert_eq!(dropped, Some(DropCause::EgressThreshold));
         assert!(tr.is_empty(), "lossy traffic never pauses");
         m.check_conservation().expect("conserved");
+    }
+
+    proptest::proptest! {
+        /// An MMU that counts only the lossy classes' egress cells decides every packet as
+        /// one that counts them all, when packets leave in the class they arrived in.
+        #[test]
+        fn counting_only_lossy_egress_classes_changes_no_decision(
+            ops in proptest::collection::vec(
+                (0usize..3, 0u8..8, 0usize..3, 1u64..3000, proptest::bool::ANY), 1..400),
+            lossless in proptest::prop_oneof![
+                proptest::strategy::Just(0b0000_1000u8),
+                proptest::strategy::Just(0b0111_1111u8),
+            ],
+        ) {
+            let mut c = cfg(3);
+            c.lossless = lossless;
+            let mut all = Mmu::new(&c).expect("fits");
+            let mut lossy_only = all.clone();
+            lossy_only.count_egress_of(!lossless);
+            let (mut tr_all, mut tr_lossy) = (Vec::new(), Vec::new());
+            let mut held = Vec::new();
+            for (inp, prio, outp, bytes, release) in ops {
+                if release && !held.is_empty() {
+                    let (i, p, o, pl) = held.remove(bytes as usize % held.len());
+                    all.release(i, o, (p, p), pl, &mut tr_all);
+                    lossy_only.release(i, o, (p, p), pl, &mut tr_lossy);
+                } else {
+                    let a = all.admit(inp, outp, (prio, prio), bytes, &mut tr_all);
+                    let b = lossy_only.admit(inp, outp, (prio, prio), bytes, &mut tr_lossy);
+                    proptest::prop_assert_eq!(a, b);
+                    if let Ok(pl) = a {
+                        held.push((inp, prio, outp, pl));
+                    }
+                }
+                proptest::prop_assert_eq!(&tr_all, &tr_lossy);
+                for (port, q) in (0..3).flat_map(|p| (0..8).map(move |q| (p, q))) {
+                    let counted = lossless & (1 << q) == 0;
+                    proptest::prop_assert_eq!(
+                        lossy_only.egress_cells(port, q),
+                        all.egress_cells(port, q).filter(|_| counted)
+                    );
+                }
+                proptest::prop_assert!(lossy_only.check_conservation().is_ok());
+            }
+        }
     }
 }

@@ -276,6 +276,7 @@ impl Mmu {
                 })
                 .collect(),
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
+            egress_counted: u8::MAX,
             active: Vec::with_capacity(ports * PRIORITIES),
             port_bits: vec![PortBits::default(); ports.div_ceil(64)].into_boxed_slice(),
             active_ports: Vec::with_capacity(ports),
