@@ -292,8 +292,12 @@ pub struct Mmu {
     /// DSH: ports holding shared or insurance cells, or paused (each marked in its
     /// `IngressPort::in_active_ports`).
     active_ports: Vec<u32>,
-    /// Two bits per ingress port, by words of 64 ports (see [`PortBits`]).
-    port_bits: Box<[PortBits]>,
+    /// Two bits per ingress port, by words of 64 ports (see [`PortBits`]): the first word
+    /// here, in the line of the lists it marks (a switch of up to 64 ports has no other),
+    /// the others in `port_bits_high`. Read through `Mmu::bits` and `Mmu::bits_mut`.
+    port_bits_low: PortBits,
+    /// Words 1 and up of the port bits (ports 64 and up).
+    port_bits_high: Box<[PortBits]>,
     /// Ingress ports where something happened that only a visit of their PGs handles
     /// (headroom taken or emptied, a PG emptied): the next evaluation visits their PGs
     /// besides those of the ports whose own levels the free cells crossed. Marked in
@@ -335,6 +339,29 @@ impl Mmu {
 
     fn free_shared(&self) -> u64 {
         self.shared_pool - self.shared_used
+    }
+
+    /// Word `word` of the port bits (ports `64 word` to `64 word + 63`).
+    #[inline(always)]
+    fn bits(&self, word: usize) -> &PortBits {
+        match word {
+            0 => &self.port_bits_low,
+            _ => &self.port_bits_high[word - 1],
+        }
+    }
+
+    /// [`Mmu::bits`], to change.
+    #[inline(always)]
+    fn bits_mut(&mut self, word: usize) -> &mut PortBits {
+        match word {
+            0 => &mut self.port_bits_low,
+            _ => &mut self.port_bits_high[word - 1],
+        }
+    }
+
+    /// Words of port bits: one per 64 ports.
+    fn bit_words(&self) -> usize {
+        1 + self.port_bits_high.len()
     }
 
     /// The current threshold of a PG on `port` (dynamic, or the static XOFF), in cells.
@@ -578,7 +605,7 @@ mod tests {
         assert!(offset_of!(Mmu, scheme) >= 128);
         assert!(offset_of!(Mmu, resume_free_bound) + 8 <= 192);
         assert_eq!(offset_of!(Mmu, active), 192);
-        assert!(offset_of!(Mmu, port_bits) + 16 <= 256);
+        assert!(offset_of!(Mmu, port_bits_low) + 16 <= 256);
         assert!(offset_of!(Mmu, scan_needed) < 320);
     }
 
@@ -607,6 +634,48 @@ mod tests {
         m.set_watch(1, 1);
         assert!(m.occupancy_moved(), "an empty range holds no count");
         assert!(out.is_empty());
+    }
+
+    /// Ports beyond the first 64 (the port bits' later words) pause and resume as the
+    /// first ones do.
+    #[test]
+    fn ports_past_the_first_64_pause_and_resume() {
+        let mut c = cfg(130);
+        c.buffer_bytes = 10_000_000;
+        let mut m = Mmu::new(&c).expect("fits");
+        let mut out = Vec::new();
+        let mut held = Vec::new();
+        for port in [0usize, 70, 129] {
+            let before = out.len();
+            while out.len() == before {
+                let placed = m.admit(port, 1, (3, 3), 1_000, &mut out).expect("admitted");
+                held.push((port, placed));
+            }
+            assert_eq!(
+                out[before..],
+                [Transition::Queue {
+                    port: port as u16,
+                    prio: 3,
+                    pause: true
+                }]
+            );
+        }
+        for (port, placed) in held {
+            m.release(port, 1, (3, 3), placed, &mut out);
+        }
+        let mut resumed: Vec<u16> = out
+            .iter()
+            .filter_map(|t| match *t {
+                Transition::Queue {
+                    port, pause: false, ..
+                } => Some(port),
+                _ => None,
+            })
+            .collect();
+        resumed.sort_unstable();
+        assert_eq!(resumed, [0, 70, 129], "each resumes once");
+        assert_eq!(m.used_cells(), 0);
+        m.check_conservation().expect("conserved");
     }
 
     /// A PG's record is half a cache line (see [`PgOccupancy`]).

@@ -151,13 +151,13 @@ impl Mmu {
         // Exact: a buffer holds fewer than 2^32 cells (`Mmu::new`).
         self.peak_used = self.peak_used.max(self.resident_cells() as u32);
         if lossless && region != Region::Private {
-            let ingress = &mut self.ingress[in_port];
-            if ingress.pgs_active & (1 << prio) == 0 {
-                ingress.pgs_active |= 1 << prio;
-                self.port_bits[in_port / 64].in_active |= 1 << (in_port % 64);
+            if self.ingress[in_port].pgs_active & (1 << prio) == 0 {
+                self.ingress[in_port].pgs_active |= 1 << prio;
+                self.bits_mut(in_port / 64).in_active |= 1 << (in_port % 64);
                 self.pgs[pgi].active_pos = self.active.len() as u32;
                 self.active.push(pgi as u32);
             }
+            let ingress = &mut self.ingress[in_port];
             if self.dsh && !ingress.in_active_ports {
                 ingress.in_active_ports = true;
                 self.active_ports.push(in_port as u32);

@@ -278,7 +278,9 @@ impl Mmu {
             egress: vec![0; ports * PRIORITIES].into_boxed_slice(),
             egress_counted: u8::MAX,
             active: Vec::with_capacity(ports * PRIORITIES),
-            port_bits: vec![PortBits::default(); ports.div_ceil(64)].into_boxed_slice(),
+            port_bits_low: PortBits::default(),
+            port_bits_high: vec![PortBits::default(); ports.div_ceil(64).saturating_sub(1)]
+                .into_boxed_slice(),
             active_ports: Vec::with_capacity(ports),
             xoff_free_bound: 0.0,
             resume_free_bound: f64::INFINITY,

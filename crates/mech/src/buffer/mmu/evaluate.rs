@@ -221,17 +221,19 @@ impl Mmu {
     #[inline]
     pub(super) fn flag_port(&mut self, port: usize) {
         let (word, bit) = (port / 64, 1u64 << (port % 64));
-        if self.port_bits[word].flagged & bit == 0 {
-            self.port_bits[word].flagged |= bit;
+        if self.bits(word).flagged & bit == 0 {
+            self.bits_mut(word).flagged |= bit;
             self.flagged.push(port as u32);
         }
     }
 
     /// Clears every port's mark.
     fn clear_flags(&mut self) {
-        for port in self.flagged.drain(..) {
-            self.port_bits[port as usize / 64].flagged &= !(1u64 << (port % 64));
+        let mut flagged = std::mem::take(&mut self.flagged);
+        for port in flagged.drain(..) {
+            self.bits_mut(port as usize / 64).flagged &= !(1u64 << (port % 64));
         }
+        self.flagged = flagged;
     }
 
     /// What `scan_all_pgs` does, for the PGs of the flagged ports and of the ports whose
@@ -239,8 +241,8 @@ impl Mmu {
     /// port its bounds): the same transitions in the same order, at the cost of one look at
     /// each other congested PG instead of a decision and a bound.
     fn scan_flagged_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
-        for word in 0..self.port_bits.len() {
-            for port in ports_in(self.port_bits[word].in_active, word) {
+        for word in 0..self.bit_words() {
+            for port in ports_in(self.bits(word).in_active, word) {
                 if self.port_crossed(port, free) {
                     // Crossed: visited too (marked like a flagged port, cleared below with
                     // them).
@@ -265,7 +267,7 @@ impl Mmu {
         while i < self.active.len() {
             let pgi = self.active[i] as usize;
             let port = pgi / PRIORITIES;
-            if !all && self.port_bits[port / 64].flagged & (1u64 << (port % 64)) == 0 {
+            if !all && self.bits(port / 64).flagged & (1u64 << (port % 64)) == 0 {
                 i += 1;
                 continue;
             }
@@ -293,7 +295,7 @@ impl Mmu {
         let ingress = &mut self.ingress[port];
         ingress.pgs_active &= !(1 << (pgi % PRIORITIES));
         if ingress.pgs_active == 0 {
-            self.port_bits[port / 64].in_active &= !(1 << (port % 64));
+            self.bits_mut(port / 64).in_active &= !(1 << (port % 64));
         }
         self.active.swap_remove(i);
         if let Some(&moved) = self.active.get(i) {
@@ -318,8 +320,8 @@ impl Mmu {
     /// leaves `active` here: one left with nothing flagged its port when it emptied.
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
-        for word in 0..self.port_bits.len() {
-            for port in ports_in(self.port_bits[word].in_active, word) {
+        for word in 0..self.bit_words() {
+            for port in ports_in(self.bits(word).in_active, word) {
                 if !self.port_crossed(port, free) {
                     continue;
                 }
@@ -351,8 +353,8 @@ impl Mmu {
     /// The switch's bounds from its ports' (before `scan_ports` adds the DSH port levels).
     /// Ports without a PG in `active` have bounds `(0, ∞)` and add nothing.
     fn fold_port_bounds(&mut self) {
-        for word in 0..self.port_bits.len() {
-            for port in ports_in(self.port_bits[word].in_active, word) {
+        for word in 0..self.bit_words() {
+            for port in ports_in(self.bits(word).in_active, word) {
                 self.xoff_free_bound = self.xoff_free_bound.max(self.ingress[port].xoff_bound);
                 self.resume_free_bound =
                     self.resume_free_bound.min(self.ingress[port].resume_bound);
@@ -475,7 +477,7 @@ mod tests {
                         "port {}'s PG marks disagree with `active`", port
                     );
                     prop_assert_eq!(
-                        m.port_bits[0].in_active >> port & 1 == 1,
+                        m.bits(0).in_active >> port & 1 == 1,
                         listed != 0,
                         "port {}'s bit disagrees with its PGs in `active`", port
                     );
