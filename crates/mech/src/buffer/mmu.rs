@@ -388,10 +388,10 @@ impl Mmu {
         (to_port, to_queue): (usize, u8),
         cells: u32,
     ) {
-        if self.egress_counted & (1 << from_queue) != 0 {
+        if self.counts_egress(from_queue) {
             self.egress[from_port * PRIORITIES + usize::from(from_queue)] -= cells;
         }
-        if self.egress_counted & (1 << to_queue) != 0 {
+        if self.counts_egress(to_queue) {
             self.egress[to_port * PRIORITIES + usize::from(to_queue)] += cells;
         }
     }
@@ -399,8 +399,14 @@ impl Mmu {
     /// Cells queued for egress (`port`, `queue`), if that class's queues keep a count (see
     /// [`Mmu::count_egress_of`]).
     pub fn egress_cells(&self, port: usize, queue: u8) -> Option<u32> {
-        (self.egress_counted & (1 << queue) != 0)
+        self.counts_egress(queue)
             .then(|| self.egress[port * PRIORITIES + usize::from(queue)])
+    }
+
+    /// Whether the egress queues of class `queue` count their cells.
+    #[inline(always)]
+    fn counts_egress(&self, queue: u8) -> bool {
+        self.egress_counted & (1 << queue) != 0
     }
 
     /// Only the egress queues of the classes in `queues` (bit `q`: class `q`) count their
@@ -541,7 +547,7 @@ impl Mmu {
         }
         // Queues of uncounted classes hold cells the sum leaves out.
         let eg: u64 = (0..self.egress.len())
-            .filter(|qi| self.egress_counted & (1 << (qi % PRIORITIES)) != 0)
+            .filter(|qi| self.counts_egress((qi % PRIORITIES) as u8))
             .map(|qi| u64::from(self.egress[qi]))
             .sum();
         if eg > resident || (self.egress_counted == u8::MAX && eg != resident) {

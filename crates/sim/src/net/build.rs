@@ -197,6 +197,13 @@ impl Simulation {
         let mut slots = Vec::with_capacity(topo.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
+        let classes = classes::Classes::of(
+            credit_links,
+            cfg.fabric.class_per_hop,
+            sl_to_vl
+                .iter()
+                .all(|t| *t == crate::config::IDENTITY_SL_TO_VL),
+        );
         for (node, kind) in topo.nodes.iter().enumerate() {
             let my_ports: Vec<u32> = (0..adj[node].len() as u32)
                 .map(|i| first_port[node] + i)
@@ -216,10 +223,16 @@ impl Simulation {
                         })
                         .collect();
                     let mmu_cfg = cfg.mmu_config(&mine);
-                    let mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
+                    let mut mmu = Mmu::new(&mmu_cfg).map_err(|source| SimError::Buffer {
                         node: node as u32,
                         source,
                     })?;
+                    if classes == classes::Classes::Service {
+                        // Every frame leaves a switch in the class it arrived in (its
+                        // service level, on every link), so a lossy frame's egress queue is
+                        // of a lossy class: only those queues' cell counts are ever read.
+                        mmu.count_egress_of(!mmu_cfg.lossless);
+                    }
                     slots.push(Slot::Switch(switches.len() as u32));
                     let rng_ecn =
                         Pcg64::seed_from_u64(stream_seed(cfg.seed, &format!("ecn/{node}")));
@@ -338,13 +351,7 @@ impl Simulation {
             },
             marking: marking::Marking::default(),
             credit_links,
-            classes: classes::Classes::of(
-                credit_links,
-                cfg.fabric.class_per_hop,
-                sl_to_vl
-                    .iter()
-                    .all(|t| *t == crate::config::IDENTITY_SL_TO_VL),
-            ),
+            classes,
             credit_blocks: Vec::new(),
             credit_culprits: if credit_links {
                 vec![credit::NO_CULPRIT; held * PRIORITIES]
@@ -412,17 +419,6 @@ impl Simulation {
             sim.channels = Some(Box::new(fc));
         }
         sim.lean = sim.uses_no_optional_feature();
-        if sim.classes == classes::Classes::Service {
-            // Every frame leaves a switch in the class it arrived in (its service level, on
-            // every link), so a lossy frame's egress queue is of a lossy class: only those
-            // queues' cell counts are ever read.
-            for sw in &mut sim.switches {
-                let lossless = (0..PRIORITIES as u8)
-                    .filter(|&c| sw.mmu.is_lossless(c))
-                    .fold(0u8, |mask, c| mask | 1 << c);
-                sw.mmu.count_egress_of(!lossless);
-            }
-        }
         sim.marking = marking::Marking::new(&sim.cfg, &sim.ports, &sim.slots, &sim.red);
         for p in sim.ports.held_numbers() {
             let peer = sim.ports.wire(p).peer;

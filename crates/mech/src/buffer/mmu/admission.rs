@@ -87,7 +87,7 @@ impl Mmu {
             self.lossless_region(in_port, pgi, cells)?
         } else {
             debug_assert!(
-                self.egress_counted & (1 << queue) != 0,
+                self.counts_egress(queue),
                 "a lossy packet for an egress queue whose cells are not counted"
             );
             let limit = self.free_shared() as f64 * self.egress_alpha;
@@ -144,7 +144,7 @@ impl Mmu {
                 }
             }
         }
-        if self.egress_counted & (1 << queue) != 0 {
+        if self.counts_egress(queue) {
             self.egress[qi] += cells;
         }
         self.allocated += u64::from(cells);
@@ -198,7 +198,7 @@ impl Mmu {
             );
             pg.private -= cells;
             self.private_used -= u64::from(cells);
-            if self.egress_counted & (1 << queue) != 0 {
+            if self.counts_egress(queue) {
                 self.egress[qi] -= cells;
             }
             self.freed += u64::from(cells);
@@ -250,7 +250,7 @@ impl Mmu {
         debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
         pg.private -= pr;
         self.private_used -= u64::from(pr);
-        if self.egress_counted & (1 << queue) != 0 {
+        if self.counts_egress(queue) {
             self.egress[qi] -= cells;
         }
         self.freed += u64::from(cells);
