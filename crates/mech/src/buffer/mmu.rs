@@ -36,7 +36,7 @@
 //! `Mmu::private_skips_evaluate`), and any event that leaves the free cells between the
 //! levels at which some PG or port would change state; a re-evaluation that cannot be
 //! skipped revisits only the ports whose levels were crossed and those where headroom was
-//! taken or emptied or a PG emptied (module `evaluate`). Where each packet's cells go is
+//! taken or emptied or a paused PG emptied (module `evaluate`). Where each packet's cells go is
 //! module `admission`.
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
@@ -299,7 +299,8 @@ pub struct Mmu {
     /// Words 1 and up of the port bits (ports 64 and up).
     port_bits_high: Box<[PortBits]>,
     /// Ingress ports where something happened that only a visit of their PGs handles
-    /// (headroom taken or emptied, a PG emptied): the next evaluation visits their PGs
+    /// (headroom taken or emptied, a congested PG emptied while paused or while a scan is
+    /// owed anyway): the next evaluation visits their PGs
     /// besides those of the ports whose own levels the free cells crossed. Marked in
     /// `PortBits::flagged` too (which also marks the crossed ports during a scan).
     flagged: Vec<u32>,

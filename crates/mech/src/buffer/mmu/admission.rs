@@ -243,10 +243,8 @@ impl Mmu {
         }
         self.shared_used -= u64::from(sh);
         let pr = cells - h - sh;
-        if pg.headroom == 0 && pg.shared == 0 {
-            // The PG may leave the active list: the next evaluation must visit it.
-            flag = true;
-        }
+        let emptied = pg.headroom == 0 && pg.shared == 0;
+        let paused = pg.xoff;
         debug_assert!(pr <= pg.private, "releasing more cells than the PG holds");
         pg.private -= pr;
         self.private_used -= u64::from(pr);
@@ -254,12 +252,33 @@ impl Mmu {
             self.egress[qi] -= cells;
         }
         self.freed += u64::from(cells);
+        if emptied && self.ingress[in_port].pgs_active & (1 << prio) != 0 {
+            if paused || flag || self.scan_needed || !self.flagged.is_empty() {
+                // The PG may leave the active list: the next evaluation must visit it (a
+                // paused one to resume first).
+                flag = true;
+            } else {
+                self.leave_active(pgi);
+            }
+        }
         if flag {
             self.flag_port(in_port);
         }
         if pr != cells || !self.private_skips_evaluate {
             self.evaluate(out);
         }
+    }
+
+    /// Takes PG `pgi`, not paused and holding nothing above its private cells, off the
+    /// list of congested PGs, where it stands. A scan of its port would do only that for
+    /// it, at the same place in the list, as long as no other PG waits for a scan to leave
+    /// (none is flagged and no full scan is owed): so the evaluation after its release need
+    /// not walk the list. (Kept out of line: `release` is inlined everywhere.)
+    #[inline(never)]
+    fn leave_active(&mut self, pgi: usize) {
+        let at = self.pgs[pgi].active_pos as usize;
+        let dropped = self.drop_if_idle(at, pgi);
+        debug_assert!(dropped, "only an idle PG leaves");
     }
 
     /// Grants PG (`port`, `pg`) private cells from the shared pool by the dynamic

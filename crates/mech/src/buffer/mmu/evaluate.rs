@@ -13,12 +13,14 @@
 //! - a skipped re-evaluation is one a scan of every congested PG would find nothing in;
 //! - a scan of the crossed ports only gives the transitions a scan of every congested PG
 //!   gives, in the same order (the order of `Mmu::active`);
-//! - a scan of the flagged ports (headroom taken or emptied, a PG emptied there) and the
-//!   crossed ones gives the transitions, in the same order, and leaves `Mmu::active` in
-//!   the same order as a scan of every congested PG: PGs elsewhere neither change state
-//!   nor leave the list;
-//! - only a scan that visits flagged ports (or every PG: `scan_needed`) removes PGs and
-//!   ports from the active lists;
+//! - a scan of the flagged ports (headroom taken or emptied, a paused PG emptied there)
+//!   and the crossed ones gives the transitions, in the same order, and leaves
+//!   `Mmu::active` in the same order as a scan of every congested PG: PGs elsewhere neither
+//!   change state nor leave the list;
+//! - PGs and ports leave the active lists only in a scan that visits flagged ports (or
+//!   every PG: `scan_needed`), or, for a PG not paused that a release empties while no
+//!   port is flagged and no full scan is owed, in that release, at its place in the list
+//!   (what such a scan would have done);
 //! - a port's bit in `PortBits::in_active` is set exactly while one of its PGs is in
 //!   `Mmu::active`; a port without it has bounds `(0, ∞)`, so scans and folds skip it.
 
@@ -284,9 +286,9 @@ impl Mmu {
 
     /// Removes PG `pgi`, at `i` in `active`, from the list if it is left with nothing (not
     /// paused, no shared or headroom cells); returns whether it did (the last PG of the list
-    /// then sits at `i`).
+    /// then sits at `i`). A port left without PGs in the list gets the bounds `(0, ∞)`.
     #[inline]
-    fn drop_if_idle(&mut self, i: usize, pgi: usize) -> bool {
+    pub(super) fn drop_if_idle(&mut self, i: usize, pgi: usize) -> bool {
         let pg = self.pgs[pgi];
         if pg.xoff || pg.shared != 0 || pg.headroom != 0 {
             return false;
@@ -295,8 +297,11 @@ impl Mmu {
         let ingress = &mut self.ingress[port];
         ingress.pgs_active &= !(1 << (pgi % PRIORITIES));
         if ingress.pgs_active == 0 {
+            ingress.xoff_bound = 0.0;
+            ingress.resume_bound = f64::INFINITY;
             self.bits_mut(port / 64).in_active &= !(1 << (port % 64));
         }
+        debug_assert_eq!(self.active[i] as usize, pgi, "a PG's place in `active`");
         self.active.swap_remove(i);
         if let Some(&moved) = self.active.get(i) {
             self.pgs[moved as usize].active_pos = i as u32;
@@ -481,6 +486,14 @@ mod tests {
                         listed != 0,
                         "port {}'s bit disagrees with its PGs in `active`", port
                     );
+                    if listed == 0 {
+                        let ingress = &m.ingress[port];
+                        prop_assert!(
+                            ingress.xoff_bound == 0.0 && ingress.resume_bound == f64::INFINITY,
+                            "port {} without congested PGs keeps bounds ({}, {})",
+                            port, ingress.xoff_bound, ingress.resume_bound
+                        );
+                    }
                 }
                 for t in tr.drain(..) {
                     let (k, pause) = key(t);
