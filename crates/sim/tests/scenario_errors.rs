@@ -475,6 +475,27 @@ fn links_topology() {
 }
 
 #[test]
+fn poisson_needs_hosts_of_one_link_rate() {
+    // Host 2's link (25 Gb/s) comes first in link order; hosts 0 and 1 have 100 Gb/s.
+    let text = "[topology]\nkind = \"links\"\nhosts = 3\nswitches = 1\n\
+                [[topology.link]]\na = 2\nb = 3\nrate = \"25Gbps\"\n\
+                [[topology.link]]\na = 3\nb = 0\nrate = \"100Gbps\"\n\
+                [[topology.link]]\na = 1\nb = 3\nrate = \"100Gbps\"\n\
+                [[workload]]\nkind = \"poisson\"\nload = 0.3\ncdf = \"googlerpc\"\nduration = \"10us\"\n";
+    let e = err(text);
+    assert_eq!(e.field(), Some("workload[0]"), "{e}");
+    for part in ["equal link rates", "host 0 has", "host 2 has"] {
+        assert!(e.reason().contains(part), "`{}` lacks `{part}`", e.reason());
+    }
+    let same_rate = text.replace("duration", "hosts = [0, 1]\nduration");
+    let s = parse(&same_rate).expect("hosts 0 and 1 share a rate");
+    assert!(!s.config.flows.is_empty());
+    let mixed = text.replace("duration", "hosts = [1, 2]\nduration");
+    let e = check(&mixed, "workload[0].hosts", "host 1 has", "[1, 2]");
+    assert!(e.reason().contains("host 2 has"), "{e}");
+}
+
+#[test]
 fn poisson_rejects_huge_workloads() {
     let text = format!(
         "{BASE}\n[[workload]]\nkind = \"poisson\"\nload = 1.0\ncdf = \"googlerpc\"\nduration = \"100s\"\n"
