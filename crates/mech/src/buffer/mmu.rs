@@ -36,8 +36,8 @@
 //! `Mmu::private_skips_evaluate`), and any event that leaves the free cells between the
 //! levels at which some PG or port would change state; a re-evaluation that cannot be
 //! skipped revisits only the ports whose levels were crossed and those where headroom was
-//! taken or emptied or a paused PG emptied (module `evaluate`). Where each packet's cells go is
-//! module `admission`.
+//! taken or emptied or a paused PG emptied (module `evaluate`). Where each packet's cells
+//! go is module `admission`.
 //!
 //! Release order: a departing packet frees its PG's cells LIFO: headroom first, then shared,
 //! then private (its [`Placement`] records only where it was admitted and how many cells).
@@ -300,9 +300,9 @@ pub struct Mmu {
     port_bits_high: Box<[PortBits]>,
     /// Ingress ports where something happened that only a visit of their PGs handles
     /// (headroom taken or emptied, a congested PG emptied while paused or while a scan is
-    /// owed anyway): the next evaluation visits their PGs
-    /// besides those of the ports whose own levels the free cells crossed. Marked in
-    /// `PortBits::flagged` too (which also marks the crossed ports during a scan).
+    /// owed anyway): the next evaluation visits their PGs besides those of the ports whose
+    /// own levels the free cells crossed. Marked in `PortBits::flagged` too (which also
+    /// marks the crossed ports during a scan).
     flagged: Vec<u32>,
     /// Something happened that only a scan of every congested PG handles (the shared pool
     /// resized by a grant).

@@ -322,7 +322,8 @@ impl Mmu {
 
     /// Decides the PGs of the ports whose own bounds `free` left, and recomputes those
     /// bounds. Transitions come out in `active`'s order, as `scan_all_pgs` gives them. No PG
-    /// leaves `active` here: one left with nothing flagged its port when it emptied.
+    /// leaves `active` here: one left with nothing either left it in the release that
+    /// emptied it or flagged its port then.
     fn scan_crossed_ports(&mut self, free: f64, out: &mut Vec<Transition>) {
         let mut partial = std::mem::take(&mut self.partial);
         for word in 0..self.bit_words() {
