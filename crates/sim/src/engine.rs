@@ -335,11 +335,14 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
             return;
         }
         let slot = self.slot(bucket);
-        self.occupied[slot / 64] |= 1 << (slot % 64);
         let v = &mut self.buckets[slot];
-        if v.capacity() == 0 {
-            if let Some(reused) = self.pool.pop() {
-                *v = reused;
+        // Only an empty bucket's bit can be clear (most events join a bucket that has some).
+        if v.is_empty() {
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            if v.capacity() == 0 {
+                if let Some(reused) = self.pool.pop() {
+                    *v = reused;
+                }
             }
         }
         v.push((key, event));
@@ -479,11 +482,17 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         }
     }
 
-    /// Schedules an event beyond the ring (kept out of line: rare).
+    /// Schedules an event in bucket `b`, beyond the ring or before the cursor (kept out of
+    /// line: rare).
     #[inline(never)]
-    fn push_far(&mut self, b: u64, time: Time, seq: u64, event: Event) {
-        self.far_next = self.far_next.min(b);
-        self.far.push(Scheduled { time, seq, event });
+    fn push_outside(&mut self, b: u64, time: Time, seq: u64, event: Event) {
+        if b < self.cur {
+            self.rewind(b);
+            self.insert_near(b, time.as_ps(), seq, event);
+        } else {
+            self.far_next = self.far_next.min(b);
+            self.far.push(Scheduled { time, seq, event });
+        }
     }
 
     /// Removes the back of `current` (the earliest event; `settle` returned `true`).
@@ -590,13 +599,12 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> EventQueue for CalendarQueue<SHIF
     #[inline(always)]
     fn push(&mut self, time: Time, key: u64, event: Event) {
         let b = time.as_ps() >> SHIFT;
-        if b < self.cur {
-            self.rewind(b);
-        }
-        if b < self.cur + Self::RING {
+        // One comparison for the common case: a bucket before the cursor wraps to a large
+        // distance and takes the rare path with those beyond the ring.
+        if b.wrapping_sub(self.cur) < Self::RING {
             self.insert_near(b, time.as_ps(), key, event);
         } else {
-            self.push_far(b, time, key, event);
+            self.push_outside(b, time, key, event);
         }
     }
 
