@@ -310,10 +310,14 @@ impl Simulation {
         // the departing frame's cells before it admits one arriving then.
         let rank = u32::from(!matches!(event, Event::Wake { .. }));
         // A creator would need 2^32 events at one instant for the count's wrap to matter.
-        if self.creator == self.run_creator() {
-            self.run_count.next_key(rank)
-        } else {
-            self.ports[self.creator].count.next_key(rank)
+        // The run's creator id is past every port's, so the lookup that finds a port's
+        // count also tells the run's own events apart.
+        match self.ports.get_mut(self.creator) {
+            Some(p) => p.count.next_key(rank),
+            None => {
+                debug_assert_eq!(self.creator, self.run_creator(), "a port of another part");
+                self.run_count.next_key(rank)
+            }
         }
     }
 

@@ -249,6 +249,14 @@ impl Port {
         true
     }
 
+    /// Whether the scheduler, finding queue `q` the only one eligible, serves it without
+    /// changing its round-robin state: a strict class (`strict` mask), or the one under
+    /// the DWRR pointer (what `Simulation::switch_dequeue` does for one eligible queue).
+    #[inline(always)]
+    pub(super) fn serves_alone_untouched(&self, q: u8, strict: u8) -> bool {
+        strict & (1 << q) != 0 || self.rr == q
+    }
+
     /// Time to serialize `bytes` on this port (same value as `Rate::serialization`).
     pub fn serialization(&self, bytes: u64) -> Time {
         match self.ps_per_byte {
@@ -359,10 +367,10 @@ impl Simulation {
         }
     }
 
-    /// Puts `pkt` on the wire of `port`. Inlined into its one call site (in each copy of
-    /// `send_next`).
+    /// Puts `pkt` on the wire of `port`. Inlined into its call sites: each copy of
+    /// `send_next`, and a switch's direct departure (`Simulation::depart_directly`).
     #[inline(always)]
-    fn start_tx(&mut self, port: u32, pkt: u32) {
+    pub(super) fn start_tx(&mut self, port: u32, pkt: u32) {
         let overhead = self.cfg.link.frame_overhead;
         let size = u64::from(self.arena.get(pkt).size);
         let p = &mut self.ports[port];
@@ -476,12 +484,24 @@ impl Simulation {
                 u64::from(arena.get(pk).size)
             })
         };
-        let eq = &mut p.queues[q];
-        let pkt = eq.fifo.pop_front(&self.arena)?;
+        let pkt = p.queues[q].fifo.pop_front(&self.arena)?;
+        p.head_removed(q, &self.arena);
+        self.depart::<F>(s, port, q, pkt);
+        Some(pkt)
+    }
+
+    /// The dequeue-side work for frame `pkt` leaving egress queue `q` of switch `s`'s
+    /// global port `port` (out of the queue's FIFO already, or never in it: see
+    /// `Simulation::depart_directly`): its bytes leave the queue's count, INT, the link's
+    /// flow control, ECN at dequeue, the MMU release.
+    #[inline(always)]
+    pub(super) fn depart<F: Features>(&mut self, s: u32, port: u32, q: usize, pkt: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port];
         let size = self.arena.get(pkt).size;
+        let eq = &mut p.queues[q];
         eq.bytes -= size;
         let qlen = u64::from(eq.bytes);
-        p.head_removed(q, &self.arena);
         let local = p.local;
         if let Some(multi) = self.int_multi {
             if self.arena.get(pkt).kind == Kind::Data {
@@ -511,7 +531,6 @@ impl Simulation {
             let p = &mut self.ports[port];
             self.arbitration.refill(&mut self.arena, (port, p), q, gate);
         }
-        Some(pkt)
     }
 }
 

@@ -137,6 +137,13 @@ impl PortTable {
         self.held.get(self.held_index(port))
     }
 
+    /// Port `port`, to update, if the table holds it.
+    #[inline(always)]
+    pub(super) fn get_mut(&mut self, port: u32) -> Option<&mut Port> {
+        let i = self.held_index(port);
+        self.held.get_mut(i)
+    }
+
     /// The ports held, with their numbers, in number order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &Port)> {
         self.held_numbers().zip(&self.held)
