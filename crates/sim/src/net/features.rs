@@ -12,9 +12,11 @@
 //!
 //! Invariant: a simulation runs [`Lean`] only when none of the features is on
 //! (`Simulation::lean`, fixed when it is built; the features never change during a run),
-//! so both copies take the same branches and give the same results (tested below; when the
-//! copies were introduced, `scripts/golden-outputs.sh` found every example's outputs
-//! unchanged). Code off the hot path (link failures, rerouting, deadlock checks, channel
+//! so both copies give the same results (tested below; when the copies were introduced,
+//! `scripts/golden-outputs.sh` found every example's outputs unchanged). They take the same
+//! branches but one: the lean copy lets a frame that finds its port idle leave without
+//! queueing (`Simulation::depart_directly`), which does the queue's work in the queue's
+//! order. Code off the hot path (link failures, rerouting, deadlock checks, channel
 //! waits) calls the general copy, which is right for any run; the hosts' paths and the
 //! event loop enter through the methods that choose the copy (`Simulation::try_send`,
 //! `run_through`).
@@ -183,9 +185,10 @@ mod tests {
                 );
             }
         }
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/many-classes.toml");
+        // Where the scenario's relative paths would resolve (it names no file).
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/many-classes.toml");
         let build = |general: bool| {
-            let sc = scenario::parse(&text, &dir).expect("the scenario parses");
+            let sc = scenario::parse(&text, &path).expect("the scenario parses");
             let mut sim = Simulation::new(sc.config).expect("the scenario builds");
             assert!(sim.lean, "the scenario uses no optional feature");
             if general {

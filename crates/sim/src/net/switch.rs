@@ -380,8 +380,8 @@ impl Simulation {
     /// Sends the admitted frame `pkt` out of queue `q` of global port `out` of switch `s`
     /// at once ([`Simulation::may_depart_directly`]): the enqueue and dequeue work in the
     /// order the queue would have done it, without the FIFO's round trip and the
-    /// scheduler's look at the port (three quarters of the benchmark's frames reach an
-    /// idle port). The lean copy's results equal the general copy's, which always queues
+    /// scheduler's look at the port (5.29 M of the benchmark's first 9.43 M switch arrivals
+    /// leave so). The lean copy's results equal the general copy's, which always queues
     /// (tested in `features`).
     #[inline(always)]
     fn depart_directly(&mut self, s: u32, out: u32, q: usize, pkt: u32) {
