@@ -9,12 +9,16 @@
 //!   node did, not on the order in which a process happened to run different nodes: a run
 //!   split into partitions that advance separately orders every event as a single queue
 //!   would (see `net::parallel`).
-//! - An event is a small `Copy` enum (16 bytes); packets are referred to by arena index.
+//! - An event is a small `Copy` enum (12 bytes), packed into one word in the calendar queue
+//!   (`packed`); packets are referred to by arena index.
 //! - The queue is behind the [`EventQueue`] trait so another structure (calendar queue,
 //!   ladder queue) can replace the binary heap; `benches/event_queue.rs` measures it.
 
 use headroom_mech::units::Time;
 use std::cmp::Ordering;
+
+mod packed;
+pub use packed::PackedEvent;
 use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
@@ -227,6 +231,10 @@ impl EventQueue for HeapQueue {
     }
 }
 
+/// A calendar bucket's entry: the event's in-bucket key and the event in one word (16
+/// bytes in all; see [`packed`]).
+type Entry = (u64, PackedEvent);
+
 /// A calendar queue: a ring of time buckets for the near future plus a binary heap for the
 /// far future.
 ///
@@ -246,23 +254,23 @@ impl EventQueue for HeapQueue {
 ///
 /// Inside a bucket an event's order is given by one `u64`: the time's low `SHIFT` bits (the
 /// high bits are the bucket's) above the tie-break key (`64 - SHIFT` bits, at least the 55
-/// a key needs).
+/// a key needs); the event itself is packed into another ([`Entry`]).
 ///
 /// The geometry is a constant of the type (`SHIFT`, `LOG_BUCKETS`): the key arithmetic of
 /// every push and pop then shifts and masks by immediates instead of by fields.
 #[derive(Debug)]
 pub struct CalendarQueue<const SHIFT: u32 = 9, const LOG_BUCKETS: u32 = 14> {
-    buckets: Vec<Vec<(u64, Event)>>,
+    buckets: Vec<Vec<Entry>>,
     /// Drained bucket vectors (capacity kept), reused last-released-first.
-    pool: Vec<Vec<(u64, Event)>>,
+    pool: Vec<Vec<Entry>>,
     /// Absolute number of the bucket under the cursor.
     cur: u64,
     /// The cursor's bucket has been moved into `current` (and new events for it go there).
     loaded: bool,
     /// The cursor's bucket, sorted descending by key (popped from the back).
-    current: Vec<(u64, Event)>,
+    current: Vec<Entry>,
     /// Scratch for sorting a large bucket (see [`sort_descending`]), capacity kept.
-    scratch: Vec<(u64, Event)>,
+    scratch: Vec<Entry>,
     /// Events in the ring (buckets and `current`).
     near: usize,
     /// Bit `slot` set: that bucket is non-empty (lets the cursor skip empty buckets a word
@@ -329,6 +337,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     #[inline(always)]
     fn insert_near(&mut self, bucket: u64, time: u64, seq: u64, event: Event) {
         let key = self.key(time, seq);
+        let event = PackedEvent::pack(event);
         self.near += 1;
         if bucket == self.cur && self.loaded {
             Self::insert_sorted(&mut self.current, key, event);
@@ -351,7 +360,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     /// Inserts into the bucket being drained (kept out of line: most events go to a later
     /// bucket).
     #[inline(never)]
-    fn insert_sorted(v: &mut Vec<(u64, Event)>, key: u64, event: Event) {
+    fn insert_sorted(v: &mut Vec<Entry>, key: u64, event: PackedEvent) {
         // Descending order: keys larger than `key` stay in front of it.
         let at = v.partition_point(|(k, _)| *k > key);
         v.insert(at, (key, event));
@@ -448,9 +457,13 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     #[inline(never)]
     fn rewind(&mut self, bucket: u64) {
         let mut all: Vec<Scheduled> = Vec::with_capacity(self.len());
-        let at = |q: &Self, b: u64, (key, event): (u64, Event)| {
+        let at = |q: &Self, b: u64, (key, event): Entry| {
             let (time, seq) = q.unkey(b, key);
-            Scheduled { time, seq, event }
+            Scheduled {
+                time,
+                seq,
+                event: event.unpack(),
+            }
         };
         for &e in &self.current {
             all.push(at(self, self.cur, e));
@@ -500,7 +513,11 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
         let (key, event) = self.current.pop()?;
         self.near -= 1;
         let (time, seq) = self.unkey(self.cur, key);
-        Some(Scheduled { time, seq, event })
+        Some(Scheduled {
+            time,
+            seq,
+            event: event.unpack(),
+        })
     }
 }
 
@@ -529,7 +546,7 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     /// The event after the one last popped, if it is in the bucket being drained (a cheap
     /// look-ahead that moves no cursor).
     #[inline]
-    pub fn peek_loaded(&self) -> Option<Event> {
+    pub fn peek_loaded(&self) -> Option<PackedEvent> {
         self.current.last().map(|&(_, e)| e)
     }
 }
@@ -546,7 +563,7 @@ const DISTRIBUTE_ABOVE: usize = 32;
 /// distributed by the key's top `DIGIT_BITS` bits, the high bits of the event's time within
 /// the bucket, into `scratch` (a counting sort, highest digit first); each digit's run,
 /// usually one or two events, is then sorted on its own, and `v` and `scratch` swap.
-fn sort_descending(v: &mut Vec<(u64, Event)>, scratch: &mut Vec<(u64, Event)>) {
+fn sort_descending(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
     const DIGIT_BITS: u32 = 6;
     const DIGITS: usize = 1 << DIGIT_BITS;
     if v.len() <= DISTRIBUTE_ABOVE {
@@ -697,12 +714,12 @@ mod tests {
             bunched in any::<bool>(),
         ) {
             let mut seen = std::collections::BTreeSet::new();
-            let mut v: Vec<(u64, Event)> = keys
+            let mut v: Vec<Entry> = keys
                 .iter()
                 .map(|&(t, seq)| ((if bunched { t % 3 } else { t }) << 55) | seq)
                 .filter(|k| seen.insert(*k))
                 .enumerate()
-                .map(|(i, k)| (k, Event::Wake { port: i as u32 }))
+                .map(|(i, k)| (k, PackedEvent::pack(Event::Wake { port: i as u32 })))
                 .collect();
             let mut expected = v.clone();
             expected.sort_by_key(|e| std::cmp::Reverse(e.0));

@@ -56,7 +56,7 @@ mod victim;
 mod watchdog;
 
 use crate::config::{ConfigError, SimConfig};
-use crate::engine::{self, CalendarQueue, Event, EventQueue};
+use crate::engine::{self, CalendarQueue, Event, EventQueue, PackedEvent};
 use crate::results::{
     BufferSample, ByteLedger, CreditBlock, LosslessDrop, PfcRecord, QueueSample, RateSample,
     RunResults, StopReason,
@@ -402,16 +402,12 @@ impl Simulation {
     /// Starts loading the first memory the next event will need (its packet, its port), so
     /// that those cache misses overlap the work of the current event instead of following it.
     #[inline(always)]
-    fn touch(&self, ev: Event) {
-        match ev {
-            Event::Arrive { port, pkt } | Event::FrameStart { port, pkt } => {
-                prefetch(&self.arena.get(pkt).kind);
-                prefetch(&self.ports[port].up);
-            }
-            Event::Wake { port } => {
-                prefetch(&self.ports[port].busy_until);
-            }
-            _ => {}
+    fn touch(&self, ev: PackedEvent) {
+        if let Some((port, pkt)) = ev.frame() {
+            prefetch(&self.arena.get(pkt).kind);
+            prefetch(&self.ports[port].up);
+        } else if let Some(port) = ev.wake() {
+            prefetch(&self.ports[port].busy_until);
         }
     }
 
