@@ -17,7 +17,9 @@
 use headroom_mech::units::Time;
 use std::cmp::Ordering;
 
+mod bucket_sort;
 mod packed;
+use bucket_sort::sort_descending;
 pub use packed::PackedEvent;
 use std::collections::BinaryHeap;
 
@@ -551,67 +553,6 @@ impl<const SHIFT: u32, const LOG_BUCKETS: u32> CalendarQueue<SHIFT, LOG_BUCKETS>
     }
 }
 
-/// Buckets of more events than this are sorted by the top bits of their keys first.
-const DISTRIBUTE_ABOVE: usize = 32;
-
-/// Sorts a bucket's events by descending in-bucket key (keys are unique, so any correct
-/// sort gives the same order).
-///
-/// A small bucket (most of them on the 320-host benchmark: five or six events) takes the
-/// standard library's sort. A large one (a big fabric's busy nanoseconds hold 40 to 70
-/// events, whose general sort was 7 % of a k = 32 fat tree's instructions) is first
-/// distributed by the key's top `DIGIT_BITS` bits, the high bits of the event's time within
-/// the bucket, into `scratch` (a counting sort, highest digit first); each digit's run,
-/// usually one or two events, is then sorted on its own, and `v` and `scratch` swap.
-fn sort_descending(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
-    const DIGIT_BITS: u32 = 6;
-    const DIGITS: usize = 1 << DIGIT_BITS;
-    if v.len() <= DISTRIBUTE_ABOVE {
-        v.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-        return;
-    }
-    let digit = |key: u64| (key >> (64 - DIGIT_BITS)) as usize;
-    let mut count = [0u32; DIGITS];
-    for e in v.iter() {
-        count[digit(e.0)] += 1;
-    }
-    // Where each digit's run starts, the highest digit first (descending order).
-    let mut next = [0u32; DIGITS];
-    let mut at = 0;
-    for d in (0..DIGITS).rev() {
-        next[d] = at;
-        at += count[d];
-    }
-    scratch.clear();
-    scratch.resize(v.len(), v[0]);
-    for e in v.iter() {
-        let d = digit(e.0);
-        scratch[next[d] as usize] = *e;
-        next[d] += 1;
-    }
-    // `next[d]` is now the end of digit d's run.
-    for d in 0..DIGITS {
-        let end = next[d] as usize;
-        let run = &mut scratch[end - count[d] as usize..end];
-        if run.len() > 8 {
-            // Many events within one digit (8 ps of the default bucket): a burst at one
-            // instant.
-            run.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-        } else {
-            for i in 1..run.len() {
-                let x = run[i];
-                let mut j = i;
-                while j > 0 && run[j - 1].0 < x.0 {
-                    run[j] = run[j - 1];
-                    j -= 1;
-                }
-                run[j] = x;
-            }
-        }
-    }
-    std::mem::swap(v, scratch);
-}
-
 impl<const SHIFT: u32, const LOG_BUCKETS: u32> EventQueue for CalendarQueue<SHIFT, LOG_BUCKETS> {
     #[inline(always)]
     fn push(&mut self, time: Time, key: u64, event: Event) {
@@ -701,31 +642,6 @@ mod tests {
                 }
                 prop_assert!(h.peek().is_none_or(|next| next > limit));
             }
-        }
-    }
-
-    proptest! {
-        /// Small buckets (the library's sort) and large ones (distributed by their time
-        /// bits first), with times spread over the bucket or bunched at a few instants,
-        /// come out in the same descending order.
-        #[test]
-        fn buckets_sort_descending(
-            keys in proptest::collection::vec((0u64..512, 0u64..1 << 20), 0..300),
-            bunched in any::<bool>(),
-        ) {
-            let mut seen = std::collections::BTreeSet::new();
-            let mut v: Vec<Entry> = keys
-                .iter()
-                .map(|&(t, seq)| ((if bunched { t % 3 } else { t }) << 55) | seq)
-                .filter(|k| seen.insert(*k))
-                .enumerate()
-                .map(|(i, k)| (k, PackedEvent::pack(Event::Wake { port: i as u32 })))
-                .collect();
-            let mut expected = v.clone();
-            expected.sort_by_key(|e| std::cmp::Reverse(e.0));
-            let mut scratch = Vec::new();
-            sort_descending(&mut v, &mut scratch);
-            prop_assert_eq!(v, expected);
         }
     }
 
