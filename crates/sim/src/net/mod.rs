@@ -372,15 +372,15 @@ impl Simulation {
     fn run_events<F: Features>(&mut self, limit: Time, key: u64) -> bool {
         while self.stop.is_none() {
             match self.queue.pop_through(limit, key) {
-                Some(s) => {
+                Some((time, seq, event)) => {
                     if let Some(next) = self.queue.peek_loaded() {
                         self.touch(next);
                     }
-                    debug_assert!(s.time >= self.now, "event in the past");
-                    self.now = s.time;
-                    self.cur_key = s.seq;
+                    debug_assert!(time >= self.now, "event in the past");
+                    self.now = time;
+                    self.cur_key = seq;
                     self.events += 1;
-                    self.dispatch::<F>(s.event);
+                    self.dispatch::<F>(event.unpack());
                 }
                 // A part of a partitioned run may run dry while frames are on their way to
                 // it: only the driver, seeing every part, knows the run is idle.
