@@ -404,10 +404,10 @@ impl Simulation {
     #[inline(always)]
     fn touch(&self, ev: PackedEvent) {
         if let Some((port, pkt)) = ev.frame() {
-            prefetch(&self.arena.get(pkt).kind);
-            prefetch(&self.ports[port].up);
+            prefetch_address(self.arena.address(pkt));
+            prefetch_address(self.ports.address(port));
         } else if let Some(port) = ev.wake() {
-            prefetch(&self.ports[port].busy_until);
+            prefetch_address(self.ports.address(port));
         }
     }
 
@@ -601,15 +601,21 @@ impl Simulation {
 /// instruction.
 #[inline(always)]
 pub(super) fn prefetch<T>(r: &T) {
+    prefetch_address(r as *const T);
+}
+
+/// [`prefetch`] of an address that need not be valid: a table's base pointer moved by an
+/// index with `wrapping_add`, so that a look ahead costs no bounds check (an address past
+/// the table's end only fetches a line for nothing).
+#[inline(always)]
+pub(super) fn prefetch_address<T>(address: *const T) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
-    // SAFETY: PREFETCHT0 is a hint: it loads nothing into a register and never faults
-    // (here the address is a live reference anyway); SSE is in every x86_64 target.
+    // SAFETY: PREFETCHT0 is a hint: it loads nothing into a register and never faults,
+    // whatever the address; SSE is in every x86_64 target.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (r as *const T).cast(),
-        );
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = address;
 }

@@ -328,6 +328,13 @@ impl Arena {
         &self.slots[i as usize]
     }
 
+    /// Where the packet at `i` is (or would be): for a prefetch, which needs no bounds check
+    /// (`net::prefetch_address`).
+    #[inline(always)]
+    pub fn address(&self, i: u32) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(i as usize)
+    }
+
     /// The packet at `i`, mutably.
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
         &mut self.slots[i as usize]

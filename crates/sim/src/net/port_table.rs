@@ -137,6 +137,13 @@ impl PortTable {
         self.held.get(self.held_index(port))
     }
 
+    /// Where port `port` is, if the table holds it (an address past the held ports
+    /// otherwise): for a prefetch, which needs no bounds check (`prefetch_address`).
+    #[inline(always)]
+    pub(super) fn address(&self, port: u32) -> *const Port {
+        self.held.as_ptr().wrapping_add(self.held_index(port))
+    }
+
     /// Port `port`, to update, if the table holds it.
     #[inline(always)]
     pub(super) fn get_mut(&mut self, port: u32) -> Option<&mut Port> {
