@@ -16,12 +16,12 @@
 
 use headroom_mech::units::Time;
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 mod bucket_sort;
 mod packed;
 use bucket_sort::sort_descending;
 pub use packed::PackedEvent;
-use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
