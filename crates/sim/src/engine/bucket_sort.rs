@@ -91,7 +91,8 @@ const DISTRIBUTE_ABOVE: usize = 32;
 /// events, whose general sort was 7 % of a k = 32 fat tree's instructions) is first
 /// distributed by the key's top `DIGIT_BITS` bits, the high bits of the event's time within
 /// the bucket, into `scratch` (a counting sort, highest digit first); each digit's run,
-/// usually one or two events, is then sorted on its own, and `v` and `scratch` swap.
+/// usually one or two events, is then sorted on its own (by its network up to
+/// `NETWORK_UP_TO` events), and `v` and `scratch` swap.
 pub(super) fn sort_descending(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
     const DIGIT_BITS: u32 = 6;
     const DIGITS: usize = 1 << DIGIT_BITS;
@@ -126,20 +127,12 @@ pub(super) fn sort_descending(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
     for d in 0..DIGITS {
         let end = next[d] as usize;
         let run = &mut scratch[end - count[d] as usize..end];
-        if run.len() > 8 {
+        if run.len() > NETWORK_UP_TO {
             // Many events within one digit (8 ps of the default bucket): a burst at one
             // instant.
             run.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
         } else {
-            for i in 1..run.len() {
-                let x = run[i];
-                let mut j = i;
-                while j > 0 && run[j - 1].0 < x.0 {
-                    run[j] = run[j - 1];
-                    j -= 1;
-                }
-                run[j] = x;
-            }
+            sort_by_network(run);
         }
     }
     std::mem::swap(v, scratch);
@@ -175,9 +168,9 @@ mod tests {
     }
 
     proptest! {
-        /// Small buckets (the library's sort) and large ones (distributed by their time
-        /// bits first), with times spread over the bucket or bunched at a few instants,
-        /// come out in the same descending order.
+        /// Buckets of every size class (a network, the library's sort, distributed by
+        /// their time bits first), with times spread over the bucket or bunched at a few
+        /// instants, come out in the library's descending order.
         #[test]
         fn buckets_sort_descending(
             keys in proptest::collection::vec((0u64..512, 0u64..1 << 20), 0..300),
